@@ -1,0 +1,5 @@
+import withNuxt from './.nuxt/eslint.config.mjs'
+
+export default withNuxt({
+  ignores: ['.data/**', 'test-results/**', 'playwright-report/**'],
+})

@@ -1,0 +1,6 @@
+export default defineEventHandler(async (event) => {
+  const { client, team, role: actorRole } = await authUser(event, 'members.update')
+  const userId = requireIdParam(event, 'userId', 'Member')
+  const { role } = await readValidBody(event, MemberRoleBody)
+  return updateMemberRole(client, { teamId: team.id, actorRole, userId, role })
+})

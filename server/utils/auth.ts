@@ -1,0 +1,44 @@
+import type { H3Event } from 'h3'
+import type { User } from '#auth-utils'
+import { can, type Permission, type Role } from '#shared/permissions'
+import { createAuditedClient, type AuditedClient } from './audited-client'
+
+export interface TeamContext {
+  user: User
+  team: { id: string, name: string, webhook_url: string | null, created_at: string }
+  role: Role
+  client: AuditedClient
+}
+
+/** The signed-in user, or a 401. */
+export async function requireUser(event: H3Event): Promise<User> {
+  const session = await getUserSession(event)
+  if (!session.user) throw createError({ statusCode: 401, statusMessage: 'Sign in first' })
+  return session.user
+}
+
+/**
+ * Authenticates a browser session for the team in the `teamId` path parameter:
+ * 401 without a session, 404 when the team does not exist or the caller is not a member,
+ * 403 when the caller's role lacks `permission` (null: any member).
+ * Returns an audited client with source `web`.
+ */
+export async function authUser(event: H3Event, permission: Permission | null): Promise<TeamContext> {
+  const user = await requireUser(event)
+  const teamId = requireIdParam(event, 'teamId', 'Team')
+  const db = await useDb()
+  const { rows } = await db.query<TeamContext['team'] & { role: Role }>(
+    `select t.id, t.name, t.webhook_url, t.created_at, m.role
+     from public.teams t join public.team_members m on m.team_id = t.id and m.user_id = $2
+     where t.id = $1`,
+    [teamId, user.id],
+  )
+  const membership = rows[0]
+  if (!membership) throw createError({ statusCode: 404, statusMessage: 'Team not found' })
+  const { role, ...team } = membership
+  if (permission && !can(role, permission)) {
+    throw createError({ statusCode: 403, statusMessage: `Your role (${role}) does not allow ${permission}` })
+  }
+  const client = createAuditedClient(db, { actorId: user.id, teamId: team.id, source: 'web' })
+  return { user, team, role, client }
+}

@@ -1,0 +1,101 @@
+import { mkdirSync } from 'node:fs'
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite'
+import pg from 'pg'
+
+export interface QueryResult<T> {
+  rows: T[]
+  rowCount: number
+}
+
+/** Anything that runs one parameterised statement. */
+export interface Queryable {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
+  /** Runs a script of several statements without parameters (migrations, seed). */
+  exec(sql: string): Promise<void>
+}
+
+/** One interface over PGlite and node-postgres. */
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres'
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
+
+export interface DatabaseOptions {
+  /** A Postgres connection string; when absent the embedded PGlite is used. */
+  url?: string
+  /** PGlite data folder, or `memory://`. */
+  dataDir?: string
+  /** Pool size for node-postgres. */
+  max?: number
+}
+
+// Both drivers answer with the same JS types: int8 as number, date as 'YYYY-MM-DD'.
+const INT8 = 20
+const DATE = 1082
+pg.types.setTypeParser(INT8, value => Number(value))
+pg.types.setTypeParser(DATE, value => value)
+
+function createPostgres(url: string, max: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max })
+  pool.on('error', error => console.error('[db] idle client error', error.message))
+  const wrap = (client: pg.Pool | pg.PoolClient): Queryable => ({
+    async query<T>(text: string, params?: unknown[]) {
+      const result = await client.query(text, params)
+      return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length }
+    },
+    async exec(sql: string) {
+      await client.query(sql)
+    },
+  })
+  return {
+    kind: 'postgres',
+    ...wrap(pool),
+    async transaction(fn) {
+      const client = await pool.connect()
+      try {
+        await client.query('begin')
+        const result = await fn(wrap(client))
+        await client.query('commit')
+        return result
+      }
+      catch (error) {
+        await client.query('rollback').catch(() => {})
+        throw error
+      }
+      finally {
+        client.release()
+      }
+    },
+    close: () => pool.end(),
+  }
+}
+
+function createPglite(dataDir: string): Database & { pglite: PGlite } {
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true })
+  const pglite = new PGlite(dataDir, {
+    parsers: { [pgliteTypes.INT8]: (value: string) => Number(value), [pgliteTypes.DATE]: (value: string) => value },
+  })
+  const wrap = (client: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query<T>(text: string, params?: unknown[]) {
+      const result = await client.query<T>(text, params)
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+    },
+    async exec(sql: string) {
+      await client.exec(sql)
+    },
+  })
+  return {
+    kind: 'pglite',
+    pglite,
+    ...wrap(pglite),
+    transaction: fn => pglite.transaction(tx => fn(wrap(tx))),
+    close: () => pglite.close(),
+  }
+}
+
+/** Opens the database the options name: a Postgres server for `url`, else PGlite in `dataDir`. */
+export function createDatabase(options: DatabaseOptions): Database {
+  if (options.url) return createPostgres(options.url, options.max ?? 10)
+  return createPglite(options.dataDir ?? '.data/db')
+}
