@@ -1,4 +1,9 @@
 // https://nuxt.com/docs/api/configuration/nuxt-config
+
+// APP_BUILD_DIR moves the build (and its output) aside, so that several builds can coexist
+// on one machine (tests/support/app.ts reads the same variable).
+const buildRoot = process.env.APP_BUILD_DIR
+
 export default defineNuxtConfig({
   modules: ['@nuxt/eslint', '@nuxt/ui', 'nuxt-auth-utils'],
 
@@ -26,7 +31,10 @@ export default defineNuxtConfig({
 
   compatibilityDate: '2025-07-15',
 
+  ...(buildRoot ? { buildDir: `${buildRoot}/nuxt` } : {}),
+
   nitro: {
+    ...(buildRoot ? { output: { dir: `${buildRoot}/output` } } : {}),
     serverAssets: [{ baseName: 'supabase', dir: '../supabase' }],
     experimental: { tasks: false },
   },

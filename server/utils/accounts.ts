@@ -1,5 +1,5 @@
 import type { User } from '#auth-utils'
-import type { Database } from './db'
+import { isUniqueViolation, type Database } from './db'
 import type { TeamSummary } from '#shared/types/api'
 
 const loginWindowMinutes = 15
@@ -8,6 +8,7 @@ const maxLoginFailures = 10
 /** Creates a local account and its profile; null when the e-mail is taken. */
 export async function createAccount(db: Database, input: { email: string, password: string, name: string }): Promise<User | null> {
   const passwordHash = await hashPassword(input.password)
+  // the unique index on lower(email) settles a race between two sign-ups
   return db.transaction(async (tx) => {
     const taken = await tx.query('select 1 from public.profiles where lower(email) = $1', [input.email])
     if (taken.rowCount) return null
@@ -18,6 +19,9 @@ export async function createAccount(db: Database, input: { email: string, passwo
     const id = rows[0]!.id
     await tx.query('insert into public.profiles (id, email, name) values ($1, $2, $3)', [id, input.email, input.name])
     return { id, email: input.email, name: input.name }
+  }).catch((error) => {
+    if (isUniqueViolation(error)) return null
+    throw error
   })
 }
 

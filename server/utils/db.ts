@@ -79,7 +79,8 @@ function createPglite(dataDir: string): Database & { pglite: PGlite } {
   const wrap = (client: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<T>(text: string, params?: unknown[]) {
       const result = await client.query<T>(text, params)
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+      // a statement that returns rows counts them; PGlite's affectedRows is 0 for a select
+      return { rows: result.rows, rowCount: result.fields.length ? result.rows.length : (result.affectedRows ?? 0) }
     },
     async exec(sql: string) {
       await client.exec(sql)
@@ -98,4 +99,9 @@ function createPglite(dataDir: string): Database & { pglite: PGlite } {
 export function createDatabase(options: DatabaseOptions): Database {
   if (options.url) return createPostgres(options.url, options.max ?? 10)
   return createPglite(options.dataDir ?? '.data/db')
+}
+
+/** Whether a database error is a unique-constraint violation (SQLSTATE 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === '23505'
 }

@@ -1,0 +1,129 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import pg from 'pg'
+import { createServerDatabase, databaseKind } from './database'
+
+export interface TestApp {
+  /** Base URL of the running app, e.g. http://127.0.0.1:41234 */
+  url: string
+  /** A pool on the app's own database, for asserting rows (elevated, like the app). */
+  db: pg.Pool
+  /** Lines the app printed. */
+  output: string[]
+  /** Stops the app and starts it again on the same database. */
+  restart(env?: Record<string, string>): Promise<void>
+  stop(): Promise<void>
+}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolvePort(port))
+    })
+  })
+}
+
+export const outputDir = process.env.APP_BUILD_DIR ? `${process.env.APP_BUILD_DIR}/output` : '.output'
+const serverEntry = resolve(outputDir, 'server/index.mjs')
+export const testSessionPassword = 'test-session-password-0123456789-abcdef'
+
+async function waitUntilUp(url: string, child: ChildProcess, output: string[]) {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`The app exited (${child.exitCode}):\n${output.join('')}`)
+    try {
+      const response = await fetch(`${url}/api/health`)
+      if (response.ok) return
+    }
+    catch {
+      // not listening yet
+    }
+    await new Promise(r => setTimeout(r, 100))
+  }
+  throw new Error(`The app did not start within 60 s:\n${output.join('')}`)
+}
+
+/**
+ * Starts the built app (.output) on a fresh database of the current kind: PGlite in a temporary
+ * folder (reachable for assertions through its socket), or a new database on TEST_DATABASE_URL.
+ */
+export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const kind = databaseKind()
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const output: string[] = []
+  let dbUrl: string
+  let cleanup: () => Promise<void>
+  const dbEnv: Record<string, string> = {}
+  if (kind === 'pglite') {
+    const folder = mkdtempSync(join(tmpdir(), 'tws-test-'))
+    const socketPort = await freePort()
+    dbEnv.NUXT_PGLITE_DATA_DIR = join(folder, 'db')
+    dbEnv.NUXT_PGLITE_SOCKET_PORT = String(socketPort)
+    dbUrl = `postgres://postgres@127.0.0.1:${socketPort}/postgres`
+    cleanup = async () => rmSync(folder, { recursive: true, force: true })
+  }
+  else {
+    const server = await createServerDatabase()
+    dbEnv.NUXT_DATABASE_URL = server.url
+    dbUrl = server.url
+    cleanup = server.drop
+  }
+
+  let child: ChildProcess
+  let extraEnv = env
+  const launch = async () => {
+    child = spawn(process.execPath, [serverEntry], {
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        NUXT_SESSION_PASSWORD: testSessionPassword,
+        NUXT_SEED_DEMO: 'false',
+        NUXT_BASE_URL: url,
+        ...dbEnv,
+        ...extraEnv,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    child.stdout!.on('data', chunk => output.push(String(chunk)))
+    child.stderr!.on('data', chunk => output.push(String(chunk)))
+    await waitUntilUp(url, child, output)
+  }
+  const kill = () => new Promise<void>((done) => {
+    if (child.exitCode !== null) return done()
+    child.once('exit', () => done())
+    child.kill('SIGTERM')
+  })
+
+  await launch()
+  let db = new pg.Pool({ connectionString: dbUrl, max: kind === 'pglite' ? 1 : 4 })
+  return {
+    url,
+    output,
+    get db() {
+      return db
+    },
+    async restart(env2 = {}) {
+      await db.end()
+      await kill()
+      extraEnv = { ...extraEnv, ...env2 }
+      await launch()
+      db = new pg.Pool({ connectionString: dbUrl, max: kind === 'pglite' ? 1 : 4 })
+    },
+    async stop() {
+      await db.end().catch(() => {})
+      await kill()
+      await cleanup()
+    },
+  }
+}

@@ -1,0 +1,39 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { outputDir } from './app'
+
+const sources = ['app', 'server', 'shared', 'supabase', 'nuxt.config.ts', 'package-lock.json']
+
+function newestSourceTime(path: string): number {
+  if (!existsSync(path)) return 0
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
+  return Math.max(stat.mtimeMs, ...readdirSync(path).map(name => newestSourceTime(join(path, name))))
+}
+
+/** Route tests run the built app: build it when .output is missing or older than the sources. */
+export default async function setup() {
+  const entry = join(outputDir, 'server/index.mjs')
+  const lock = `${outputDir}.lock`
+  // one build at a time for one output folder (two vitest projects, or vitest and Playwright)
+  while (true) {
+    try {
+      mkdirSync(lock)
+      break
+    }
+    catch {
+      if (Date.now() - statSync(lock).mtimeMs > 10 * 60_000) rmSync(lock, { recursive: true, force: true })
+      await new Promise(r => setTimeout(r, 1000))
+    }
+  }
+  try {
+    const builtAt = existsSync(entry) ? statSync(entry).mtimeMs : 0
+    if (builtAt > Math.max(...sources.map(newestSourceTime))) return
+    console.info(`[test] Building the app into ${outputDir} (sources changed since the last build)...`)
+    execFileSync('npx', ['nuxi', 'build'], { stdio: 'inherit' })
+  }
+  finally {
+    rmSync(lock, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,31 @@
+import { defineConfig } from 'vitest/config'
+import type { TestProjectInlineConfiguration } from 'vitest/config'
+import { fileURLToPath } from 'node:url'
+
+const alias = {
+  '#shared': fileURLToPath(new URL('./shared', import.meta.url)),
+}
+
+// Route and database tests run once per database: always on the embedded PGlite, and on a
+// Postgres server too when TEST_DATABASE_URL is set (each test file gets its own database).
+const databaseProject = (kind: 'pglite' | 'postgres'): TestProjectInlineConfiguration => ({
+  resolve: { alias },
+  test: {
+    name: kind,
+    include: ['tests/integration/**/*.test.ts'],
+    env: { TEST_DB_KIND: kind },
+    globalSetup: ['tests/support/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+})
+
+export default defineConfig({
+  test: {
+    projects: [
+      { resolve: { alias }, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'] } },
+      databaseProject('pglite'),
+      ...(process.env.TEST_DATABASE_URL ? [databaseProject('postgres')] : []),
+    ],
+  },
+})
