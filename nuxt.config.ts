@@ -20,6 +20,10 @@ export default defineNuxtConfig({
     // Seed the demo account and rows when the database has no users (default: only on PGlite).
     seedDemo: '',
     appSecret: '',
+    // The chat is enabled only when an LLM provider key is set (issue: chat).
+    llmProviderApiKey: '',
+    llmProviderBaseUrl: '',
+    llmModel: '',
     baseUrl: '',
     session: {
       password: '',
