@@ -19,7 +19,26 @@ function ensureSessionPassword() {
   config.session.password = readFileSync(file, 'utf8').trim()
 }
 
+// The documented variable names (DATABASE_URL, LLM_PROVIDER_API_KEY, ...) are read as well as
+// Nuxt's NUXT_-prefixed ones; runtimeConfig stays the one place the code reads settings from.
+const plainEnvironment = {
+  databaseUrl: 'DATABASE_URL',
+  appSecret: 'APP_SECRET',
+  baseUrl: 'BASE_URL',
+  llmProviderApiKey: 'LLM_PROVIDER_API_KEY',
+  llmProviderBaseUrl: 'LLM_PROVIDER_BASE_URL',
+  llmModel: 'LLM_MODEL',
+} as const
+
+function applyPlainEnvironment() {
+  const config = useRuntimeConfig() as unknown as Record<string, unknown>
+  for (const [key, name] of Object.entries(plainEnvironment)) {
+    if (!config[key] && process.env[name]) config[key] = process.env[name]
+  }
+}
+
 export default defineNitroPlugin(() => {
+  applyPlainEnvironment()
   ensureSessionPassword()
   useDb().catch((error: Error) => {
     console.error('[db] The database could not be opened:', error.message)
