@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { outputDir } from './app'
 
 const sources = ['app', 'server', 'shared', 'supabase', 'nuxt.config.ts', 'package-lock.json']
@@ -17,13 +17,16 @@ export default async function setup() {
   const entry = join(outputDir, 'server/index.mjs')
   const lock = `${outputDir}.lock`
   // one build at a time for one output folder (two vitest projects, or vitest and Playwright)
+  mkdirSync(dirname(lock), { recursive: true })
   while (true) {
     try {
       mkdirSync(lock)
       break
     }
-    catch {
-      if (Date.now() - statSync(lock).mtimeMs > 10 * 60_000) rmSync(lock, { recursive: true, force: true })
+    catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const age = existsSync(lock) ? Date.now() - statSync(lock).mtimeMs : 0
+      if (age > 10 * 60_000) rmSync(lock, { recursive: true, force: true })
       await new Promise(r => setTimeout(r, 1000))
     }
   }
