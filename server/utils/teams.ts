@@ -1,7 +1,7 @@
 import type { User } from '#auth-utils'
-import type { Role } from '#shared/permissions'
+import { can, type Role } from '#shared/permissions'
 import type { Member, Team } from '#shared/types/api'
-import type { Database } from './db'
+import type { Database, Queryable } from './db'
 import { createAuditedClient, type AuditedClient } from './audited-client'
 
 const teamColumns = 'id, name, webhook_url, created_at'
@@ -47,29 +47,36 @@ export async function listMembers(client: AuditedClient, teamId: string): Promis
 
 interface MemberChange {
   teamId: string
-  actorRole: Role
   userId: string
 }
 
-/** Locks the team's memberships for the rest of the transaction and returns the target's role and the owner count. */
-async function lockMembership(tx: { query: AuditedClient['query'] }, teamId: string, userId: string) {
+/**
+ * Locks the team's memberships for the rest of the transaction and returns the actor's current role,
+ * the target's role and the owner count, so that concurrent changes see each other's result.
+ */
+async function lockMembership(tx: Queryable, actorId: string, teamId: string, userId: string) {
   const { rows } = await tx.query<{ user_id: string, role: Role }>(
     'select user_id, role from public.team_members where team_id = $1 order by user_id for update',
     [teamId],
   )
+  const actor = rows.find(row => row.user_id === actorId)
+  if (!actor) throw createError({ statusCode: 404, statusMessage: 'Team not found' })
   const target = rows.find(row => row.user_id === userId)
   if (!target) throw createError({ statusCode: 404, statusMessage: 'Member not found' })
-  return { target, owners: rows.filter(row => row.role === 'owner').length }
+  return { actorRole: actor.role, target, owners: rows.filter(row => row.role === 'owner').length }
 }
 
 /** Changes a member's role: an admin may not change an owner nor grant owner; a team keeps at least one owner. */
 export async function updateMemberRole(client: AuditedClient, change: MemberChange & { role: Role }): Promise<Member> {
-  if (change.actorRole !== 'owner' && change.role === 'owner') {
-    throw createError({ statusCode: 403, statusMessage: 'Only an owner can grant the owner role' })
-  }
   return client.transaction(async (tx) => {
-    const { target, owners } = await lockMembership(tx, change.teamId, change.userId)
-    if (target.role === 'owner' && change.actorRole !== 'owner') {
+    const { actorRole, target, owners } = await lockMembership(tx, client.context.actorId!, change.teamId, change.userId)
+    if (!can(actorRole, 'members.update')) {
+      throw createError({ statusCode: 403, statusMessage: `Your role (${actorRole}) does not allow members.update` })
+    }
+    if (actorRole !== 'owner' && change.role === 'owner') {
+      throw createError({ statusCode: 403, statusMessage: 'Only an owner can grant the owner role' })
+    }
+    if (target.role === 'owner' && actorRole !== 'owner') {
       throw createError({ statusCode: 403, statusMessage: 'Only an owner can change an owner' })
     }
     if (target.role === 'owner' && change.role !== 'owner' && owners === 1) {
@@ -88,9 +95,12 @@ export async function updateMemberRole(client: AuditedClient, change: MemberChan
 /** Removes a member: an admin may not remove an owner; the last owner cannot leave. */
 export async function removeMember(client: AuditedClient, change: MemberChange): Promise<void> {
   await client.transaction(async (tx) => {
-    const { target, owners } = await lockMembership(tx, change.teamId, change.userId)
+    const { actorRole, target, owners } = await lockMembership(tx, client.context.actorId!, change.teamId, change.userId)
     const isSelf = client.context.actorId === change.userId
-    if (target.role === 'owner' && change.actorRole !== 'owner' && !isSelf) {
+    if (!isSelf && !can(actorRole, 'members.remove')) {
+      throw createError({ statusCode: 403, statusMessage: `Your role (${actorRole}) does not allow members.remove` })
+    }
+    if (target.role === 'owner' && actorRole !== 'owner' && !isSelf) {
       throw createError({ statusCode: 403, statusMessage: 'Only an owner can remove an owner' })
     }
     if (target.role === 'owner' && owners === 1) {

@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Database, Queryable } from '../../server/utils/db'
+import { createAuditedClient } from '../../server/utils/audited-client'
+import { ChangedMigrationError, runMigrations } from '../../server/utils/migrations'
+import { loadMigrationFiles } from '../../scripts/load-migrations'
+import { freshDatabase } from '../support/database'
+
+let db: Database
+let close: () => Promise<void>
+beforeAll(async () => {
+  ({ db, close } = await freshDatabase())
+})
+afterAll(() => close?.())
+
+async function makeUser(name: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(`insert into auth.users (email) values ($1) returning id`, [`${name}@example.com`])
+  await db.query('insert into public.profiles (id, email, name) values ($1, $2, $3)', [rows[0]!.id, `${name}@example.com`, name])
+  return rows[0]!.id
+}
+
+async function makeTeam(name: string, ownerId: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>('insert into public.teams (name) values ($1) returning id', [name])
+  await db.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'owner')`, [rows[0]!.id, ownerId])
+  return rows[0]!.id
+}
+
+/** Runs `fn` as Supabase's `authenticated` role with the JWT claims of `userId`, then rolls back. */
+async function asUser<T>(userId: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  let result: T
+  await db.transaction(async (tx) => {
+    await tx.query('set local role authenticated')
+    await tx.query(`select set_config('request.jwt.claims', $1, true)`, [JSON.stringify({ sub: userId, role: 'authenticated' })])
+    result = await fn(tx)
+    await tx.query('reset role')
+  })
+  return result!
+}
+
+describe('row-level security as the authenticated role', () => {
+  it('shows a member the rows of their teams and none of another team', async () => {
+    const ann = await makeUser('ann')
+    const bob = await makeUser('bob')
+    const annTeam = await makeTeam('Ann team', ann)
+    const bobTeam = await makeTeam('Bob team', bob)
+    const seen = await asUser(ann, async tx => ({
+      teams: (await tx.query<{ id: string }>('select id from public.teams')).rows.map(r => r.id),
+      members: (await tx.query<{ team_id: string }>('select team_id from public.team_members')).rows.map(r => r.team_id),
+      profiles: (await tx.query<{ id: string }>('select id from public.profiles')).rows.map(r => r.id),
+      activity: (await tx.query<{ team_id: string }>('select distinct team_id from public.activity_log')).rows.map(r => r.team_id),
+    }))
+    expect(seen.teams).toEqual([annTeam])
+    expect(seen.members).toEqual([annTeam])
+    expect(seen.profiles).toEqual([ann])
+    expect(seen.activity).toEqual([annTeam])
+    expect(seen.teams).not.toContain(bobTeam)
+    // login rate limits are not readable at all
+    await expect(asUser(ann, tx => tx.query('select * from public.rate_limits'))).rejects.toThrow(/permission denied/)
+  })
+
+  it('hides activity from plain members and shows it to admins', async () => {
+    const owner = await makeUser('olga')
+    const member = await makeUser('mike')
+    const team = await makeTeam('Olga team', owner)
+    await db.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'member')`, [team, member])
+    expect(await asUser(member, async tx => (await tx.query('select 1 from public.activity_log')).rowCount)).toBe(0)
+    expect(await asUser(owner, async tx => (await tx.query('select 1 from public.activity_log')).rowCount)).toBeGreaterThan(0)
+    // members see their teammates' profiles
+    const profiles = await asUser(member, async tx => (await tx.query<{ id: string }>('select id from public.profiles order by name')).rows.map(r => r.id))
+    expect(profiles.sort()).toEqual([owner, member].sort())
+  })
+
+  it('gives the authenticated role no way to write', async () => {
+    const ann = await makeUser('writer')
+    const team = await makeTeam('Write team', ann)
+    await expect(asUser(ann, tx => tx.query(`update public.teams set name = 'x' where id = $1`, [team]))).rejects.toThrow(/permission denied/)
+    await expect(asUser(ann, tx => tx.query(`insert into public.activity_log (team_id, source, table_name, action) values ($1, 'web', 'teams', 'insert')`, [team]))).rejects.toThrow(/permission denied/)
+  })
+})
+
+describe('audited client', () => {
+  it('attributes a write to the actor, team, source and source_ref in the same transaction', async () => {
+    const ann = await makeUser('audit')
+    const team = await makeTeam('Audit team', ann)
+    const client = createAuditedClient(db, { actorId: ann, teamId: team, source: 'chat', sourceRef: 'chat-123' })
+    await client.query('update public.teams set name = $2 where id = $1', [team, 'Audited'])
+    const { rows } = await db.query(`select actor_id, source, source_ref, old_data, new_data->>'name' as name from public.activity_log where record_id = $1 and action = 'update'`, [team])
+    expect(rows).toEqual([{ actor_id: ann, source: 'chat', source_ref: 'chat-123', old_data: { name: 'Audit team' }, name: 'Audited' }])
+  })
+
+  it('rolls the log entry back with a failed transaction', async () => {
+    const ann = await makeUser('rollback')
+    const team = await makeTeam('Rollback team', ann)
+    const client = createAuditedClient(db, { actorId: ann, teamId: team, source: 'web' })
+    await expect(client.transaction(async (tx) => {
+      await tx.query('update public.teams set name = $2 where id = $1', [team, 'Doomed'])
+      await tx.query('select 1/0')
+    })).rejects.toThrow()
+    const { rows } = await db.query(`select count(*)::int as n from public.activity_log where record_id = $1 and action = 'update'`, [team])
+    expect(rows[0]!.n).toBe(0)
+    expect((await db.query<{ name: string }>('select name from public.teams where id = $1', [team])).rows[0]!.name).toBe('Rollback team')
+  })
+
+  it('logs source system when no context is set', async () => {
+    const ann = await makeUser('system')
+    const team = await makeTeam('System team', ann)
+    const { rows } = await db.query(`select source, actor_id from public.activity_log where record_id = $1`, [team])
+    expect(rows).toEqual([{ source: 'system', actor_id: null }])
+  })
+})
+
+describe('migrations', () => {
+  it('applies nothing the second time', async () => {
+    expect(await runMigrations(db, loadMigrationFiles())).toEqual([])
+  })
+
+  it('refuses to run when an applied migration has changed', async () => {
+    const migrations = loadMigrationFiles()
+    migrations[0] = { ...migrations[0]!, sql: `${migrations[0]!.sql}\n-- edited` }
+    await expect(runMigrations(db, migrations)).rejects.toBeInstanceOf(ChangedMigrationError)
+  })
+})
