@@ -37,29 +37,25 @@ export default defineNuxtConfig({
 
   ...(buildRoot ? { buildDir: `${buildRoot}/nuxt` } : {}),
 
-  nitro: {
-    ...(buildRoot ? { output: { dir: `${buildRoot}/output` } } : {}),
-    serverAssets: [{ baseName: 'supabase', dir: '../supabase' }],
-    experimental: { tasks: false },
-  },
-
   hooks: {
     // Our API error handler goes first; it leaves every non-API path to Nuxt's own.
+    // (set here: nuxt.config's `nitro` key is typed without Nitro's own options in this setup)
     'nitro:config'(config) {
-      const existing = config.errorHandler
-      config.errorHandler = ['~~/server/error', ...(Array.isArray(existing) ? existing : existing ? [existing] : [])]
+      const nitroConfig = config as {
+        errorHandler?: string | string[]
+        serverAssets?: { baseName: string, dir: string }[]
+        output?: { dir?: string }
+      }
+      const existing = nitroConfig.errorHandler
+      nitroConfig.errorHandler = ['~~/server/error', ...(Array.isArray(existing) ? existing : existing ? [existing] : [])]
+      // migrations and seed are bundled with the server, which applies them at start
+      nitroConfig.serverAssets = [...(nitroConfig.serverAssets ?? []), { baseName: 'supabase', dir: '../supabase' }]
+      if (buildRoot) nitroConfig.output = { ...nitroConfig.output, dir: `${buildRoot}/output` }
     },
   },
 
   eslint: {
     config: { stylistic: true },
-  },
-
-  // A build must not reach the network: icons come from the local @iconify-json collections,
-  // and no remote font provider is asked.
-  icon: {
-    serverBundle: 'local',
-    clientBundle: { scan: true },
   },
   fonts: {
     providers: {
@@ -70,5 +66,12 @@ export default defineNuxtConfig({
       fontsource: false,
       adobe: false,
     },
+  },
+
+  // A build must not reach the network: icons come from the local @iconify-json collections,
+  // and no remote font provider is asked.
+  icon: {
+    serverBundle: 'local',
+    clientBundle: { scan: true },
   },
 })
