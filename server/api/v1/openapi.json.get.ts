@@ -1,0 +1,3 @@
+export default defineEventHandler(async () => {
+  return openApiDocument(await useTableRegistry(), useRuntimeConfig().baseUrl || undefined)
+})

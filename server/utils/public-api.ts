@@ -1,0 +1,45 @@
+import type { EventHandlerRequest, H3Event } from 'h3'
+import { z } from 'zod'
+import type { TableInfo } from './table-registry'
+
+/** Query of GET /api/v1/{table}: limit 1..100 (default 50), offset >= 0 (default 0). */
+export const PageQuery = z.object({
+  limit: z.coerce.number({ error: 'must be an integer from 1 to 100' }).int('must be an integer from 1 to 100')
+    .min(1, 'must be an integer from 1 to 100').max(100, 'must be an integer from 1 to 100').default(50),
+  offset: z.coerce.number({ error: 'must be a non-negative integer' }).int('must be a non-negative integer')
+    .min(0, 'must be a non-negative integer').default(0),
+})
+
+/** A record body: any JSON object; the table's own schema validates its fields. */
+export const RecordBody = z.record(z.string(), z.unknown())
+
+/**
+ * A public API handler: errors are answered as `{ "error": "<message>" }` (API.md), 401s with
+ * `WWW-Authenticate: Bearer`. Unexpected errors go on to the app's error handler (a logged 500).
+ */
+export function definePublicApiHandler<T>(handler: (event: H3Event<EventHandlerRequest>) => Promise<T>) {
+  return defineEventHandler(async (event) => {
+    try {
+      return await handler(event)
+    }
+    catch (error) {
+      if (!isError(error) || error.statusCode >= 500) throw error
+      setResponseStatus(event, error.statusCode)
+      if (error.statusCode === 401) setResponseHeader(event, 'www-authenticate', 'Bearer')
+      return { error: error.statusMessage || error.message }
+    }
+  })
+}
+
+/** The domain table named in the `table` path parameter; 404 for an unknown, system or non-domain name. */
+export async function requireDomainTable(event: H3Event): Promise<TableInfo> {
+  const name = getRouterParam(event, 'table') ?? ''
+  const table = /^[a-z_][a-z0-9_]{0,62}$/.test(name) ? await domainTable(name) : undefined
+  if (!table) throw createError({ statusCode: 404, statusMessage: `No table named "${name.slice(0, 64)}" in the public API` })
+  return table
+}
+
+/** The record id in the `id` path parameter; a malformed id is a 404 (the record cannot exist). */
+export function requireRecordId(event: H3Event, table: TableInfo): string {
+  return requireIdParam(event, 'id', `${table.name} record`)
+}

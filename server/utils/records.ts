@@ -1,0 +1,266 @@
+import { z } from 'zod'
+import type { AuditedClient } from './audited-client'
+import type { Queryable } from './db'
+import { quoteIdent, systemColumns, type ColumnInfo, type TableInfo } from './table-registry'
+
+/** A record of a domain table as the public API and the chat answer it: its columns plus joined `*_name`s. */
+export type Row = Record<string, unknown>
+
+type Schemas = { create: z.ZodObject, update: z.ZodObject }
+
+const isSystemColumn = (name: string) => (systemColumns as readonly string[]).includes(name)
+
+/** The columns a request may set: every column but the system ones and generated ones. */
+export function writableColumns(table: TableInfo): ColumnInfo[] {
+  return table.columns.filter(column => !isSystemColumn(column.name))
+}
+
+const int4 = { min: -2147483648, max: 2147483647 }
+
+/** The zod type of a column's value (null not included). */
+function columnValueSchema(column: ColumnInfo): z.ZodType {
+  if (column.allowedValues) return z.enum(column.allowedValues as [string, ...string[]])
+  const type = column.type
+  if (type === 'uuid') return z.uuid()
+  if (type === 'text' || type === 'citext') return z.string()
+  const varchar = /^character varying\((\d+)\)$/.exec(type)
+  if (varchar) return z.string().max(Number(varchar[1]))
+  if (type === 'character varying') return z.string()
+  if (type === 'integer') return z.number().int().min(int4.min).max(int4.max)
+  if (type === 'smallint') return z.number().int().min(-32768).max(32767)
+  if (type === 'bigint') return z.number().int()
+  if (type === 'boolean') return z.boolean()
+  if (type === 'date') return z.iso.date()
+  if (type === 'timestamp with time zone') return z.iso.datetime({ offset: true })
+  if (type === 'timestamp without time zone') return z.iso.datetime({ local: true })
+  if (type === 'json' || type === 'jsonb') return z.json()
+  if (type === 'text[]') return z.array(z.string())
+  if (/^(numeric|real|double precision)/.test(type)) return z.number()
+  return z.string()
+}
+
+function describe(column: ColumnInfo, schema: z.ZodType): z.ZodType {
+  const hints = [column.comment, column.references && `references ${column.references.table}.${column.references.column}`]
+  const description = hints.filter(Boolean).join('; ')
+  return description ? schema.describe(description) : schema
+}
+
+/** `field: is a system column…` / `field: is not a column of <table>` for the first unknown key. */
+function unknownKeyError(table: TableInfo) {
+  return (issue: z.core.$ZodRawIssue) => {
+    if (issue.code !== 'unrecognized_keys') return undefined
+    const key = (issue as unknown as { keys: string[] }).keys[0]!
+    return isSystemColumn(key)
+      ? `${key}: is a system column and cannot be set`
+      : `${key}: is not a column of ${table.name}`
+  }
+}
+
+const schemaCache = new WeakMap<TableInfo, Schemas>()
+
+/**
+ * The zod schemas of a domain table's input, built from the catalog. Strict: an unknown or system
+ * field is an error naming the field. `create` requires the not-null columns without a default.
+ */
+export function recordSchemas(table: TableInfo): Schemas {
+  const cached = schemaCache.get(table)
+  if (cached) return cached
+  const create: Record<string, z.ZodType> = {}
+  const update: Record<string, z.ZodType> = {}
+  for (const column of writableColumns(table)) {
+    const value = column.nullable ? columnValueSchema(column).nullable() : columnValueSchema(column)
+    const isRequired = !column.nullable && !column.hasDefault
+    create[column.name] = describe(column, isRequired ? value : value.optional())
+    update[column.name] = describe(column, value.optional())
+  }
+  const error = unknownKeyError(table)
+  const schemas = { create: z.strictObject(create, { error }), update: z.strictObject(update, { error }) }
+  schemaCache.set(table, schemas)
+  return schemas
+}
+
+/** Parses input with a zod schema; a 400 names the first invalid field. */
+function parseRecordInput(schema: z.ZodObject, input: unknown): Row {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw createError({ statusCode: 400, statusMessage: 'The record must be a JSON object' })
+  }
+  return parseInput(schema, input) as Row
+}
+
+/** The foreign keys whose target has a `name` (else `title`), and the alias each joins in (`project_id` -> `project_name`). */
+export function joinedNames(table: TableInfo, registry: Map<string, TableInfo>) {
+  const joins: { column: string, target: string, targetColumn: string, nameColumn: string, alias: string, sameTeam: boolean }[] = []
+  for (const column of table.columns) {
+    if (!column.references) continue
+    const target = registry.get(column.references.table)
+    const nameColumn = ['name', 'title'].find(name => target?.columns.some(c => c.name === name))
+    if (!target || !nameColumn) continue
+    const alias = `${column.name.replace(/_id$/, '')}_name`
+    if (table.columns.some(c => c.name === alias)) continue
+    const sameTeam = target.columns.some(c => c.name === 'team_id')
+    joins.push({ column: column.name, target: target.name, targetColumn: column.references.column, nameColumn, alias, sameTeam })
+  }
+  return joins
+}
+
+const selectCache = new WeakMap<TableInfo, string>()
+
+/** `select <columns>, <joined names> from <source> r left join …`, reading rows of `source` (the table or a CTE). */
+async function selectSql(table: TableInfo, source: string): Promise<string> {
+  let template = selectCache.get(table)
+  if (!template) {
+    const joins = joinedNames(table, await useTableRegistry())
+    const columns = table.columns.map(c => `r.${quoteIdent(c.name)}`)
+    const names = joins.map((join, i) => `j${i}.${quoteIdent(join.nameColumn)} as ${quoteIdent(join.alias)}`)
+    const from = joins.map((join, i) =>
+      `left join public.${quoteIdent(join.target)} j${i} on j${i}.${quoteIdent(join.targetColumn)} = r.${quoteIdent(join.column)}`
+      + (join.sameTeam ? ` and j${i}.team_id = r.team_id` : ''))
+    template = `select ${[...columns, ...names].join(', ')} from %SOURCE% r ${from.join(' ')}`
+    selectCache.set(table, template)
+  }
+  return template.replace('%SOURCE%', source)
+}
+
+const tableSql = (table: TableInfo) => `public.${quoteIdent(table.name)}`
+
+function requireTeam(client: AuditedClient): string {
+  const teamId = client.context.teamId
+  if (!teamId) throw createError({ statusCode: 500, statusMessage: 'The client is not bound to a team' })
+  return teamId
+}
+
+const notFound = (table: TableInfo) => createError({ statusCode: 404, statusMessage: `No ${table.name} record with this id in the team` })
+
+/** The team's records, newest created_at first, with the joined names of their foreign keys. */
+export async function listRecords(client: AuditedClient, table: TableInfo, page: { limit: number, offset: number }): Promise<Row[]> {
+  const teamId = requireTeam(client)
+  const sql = `${await selectSql(table, tableSql(table))} where r.team_id = $1 order by r.created_at desc, r.id desc limit $2 offset $3`
+  const { rows } = await client.read<Row>(sql, [teamId, page.limit, page.offset])
+  return rows
+}
+
+/** One record of the team; 404 when the id is not in the client's team. */
+export async function getRecord(client: AuditedClient, table: TableInfo, id: string): Promise<Row> {
+  const teamId = requireTeam(client)
+  if (!z.uuid().safeParse(id).success) throw notFound(table)
+  const { rows } = await client.read<Row>(`${await selectSql(table, tableSql(table))} where r.id = $1 and r.team_id = $2`, [id, teamId])
+  if (!rows[0]) throw notFound(table)
+  return rows[0]
+}
+
+/** A value as a query parameter: json columns are sent as JSON text. */
+function parameter(column: ColumnInfo, value: unknown): unknown {
+  return (column.type === 'json' || column.type === 'jsonb') && value !== null ? JSON.stringify(value) : value
+}
+
+/**
+ * Checks that each foreign-key value points at a row the team may use: a row of the same team for a
+ * domain table, a member of the team for profiles, the team itself for teams; 400 naming the field otherwise.
+ */
+async function checkReferences(tx: Queryable, table: TableInfo, teamId: string, values: Row) {
+  const registry = await useTableRegistry()
+  for (const column of table.columns) {
+    const value = values[column.name]
+    if (!column.references || value === undefined || value === null) continue
+    const target = registry.get(column.references.table)
+    const targetColumn = quoteIdent(column.references.column)
+    let sql: string
+    if (column.references.table === 'teams') sql = `select $1::text = $2::text as ok`
+    else if (column.references.table === 'profiles') sql = `select exists (select 1 from public.team_members where user_id::text = $1::text and team_id = $2) as ok`
+    else if (target?.columns.some(c => c.name === 'team_id')) sql = `select exists (select 1 from public.${quoteIdent(target.name)} where ${targetColumn}::text = $1::text and team_id = $2) as ok`
+    else continue // a reference outside the team model: the foreign key itself decides
+    const { rows } = await tx.query<{ ok: boolean }>(sql, [String(value), teamId])
+    if (!rows[0]?.ok) {
+      const what = column.references.table === 'profiles' ? 'member of this team' : `${column.references.table} record in this team`
+      throw createError({ statusCode: 400, statusMessage: `${column.name}: no ${what} has this id` })
+    }
+  }
+}
+
+/** Creates a record: team_id from the client's team, created_by from its actor; 400 naming the field for bad input. */
+export async function createRecord(client: AuditedClient, table: TableInfo, input: unknown): Promise<Row> {
+  const teamId = requireTeam(client)
+  const values = parseRecordInput(recordSchemas(table).create, input)
+  const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
+  const names = ['team_id', 'created_by', ...columns.map(c => c.name)].map(quoteIdent)
+  const params = [teamId, client.context.actorId, ...columns.map(c => parameter(c, values[c.name]))]
+  const placeholders = params.map((_, i) => `$${i + 1}`)
+  const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) values (${placeholders.join(', ')}) returning *)`
+  const sql = `${insert} ${await selectSql(table, 'inserted')}`
+  return withDatabaseErrors(table, () => client.transaction(async (tx) => {
+    await checkReferences(tx, table, teamId, values)
+    const { rows } = await tx.query<Row>(sql, params)
+    return rows[0]!
+  }))
+}
+
+/** Changes the given columns of a team's record; 404 when the id is not in the team. */
+export async function updateRecord(client: AuditedClient, table: TableInfo, id: string, input: unknown): Promise<Row> {
+  const teamId = requireTeam(client)
+  if (!z.uuid().safeParse(id).success) throw notFound(table)
+  const values = parseRecordInput(recordSchemas(table).update, input)
+  const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
+  if (!columns.length) throw createError({ statusCode: 400, statusMessage: 'Name at least one column to change' })
+  const params = [id, teamId, ...columns.map(c => parameter(c, values[c.name]))]
+  const assignments = columns.map((column, i) => `${quoteIdent(column.name)} = $${i + 3}`)
+  const update = `with updated as (update ${tableSql(table)} set ${assignments.join(', ')} where id = $1 and team_id = $2 returning *)`
+  const sql = `${update} ${await selectSql(table, 'updated')}`
+  return withDatabaseErrors(table, () => client.transaction(async (tx) => {
+    await checkReferences(tx, table, teamId, values)
+    const { rows } = await tx.query<Row>(sql, params)
+    if (!rows[0]) throw notFound(table)
+    return rows[0]
+  }))
+}
+
+/** Deletes a team's record; 404 when the id is not in the team. */
+export async function deleteRecord(client: AuditedClient, table: TableInfo, id: string): Promise<void> {
+  const teamId = requireTeam(client)
+  if (!z.uuid().safeParse(id).success) throw notFound(table)
+  const { rowCount } = await withDatabaseErrors(table, () =>
+    client.query(`delete from ${tableSql(table)} where id = $1 and team_id = $2`, [id, teamId]))
+  if (!rowCount) throw notFound(table)
+}
+
+interface DatabaseError {
+  code?: string
+  constraint?: string
+  column?: string
+  detail?: string
+  message?: string
+}
+
+const valueErrors = new Set(['22P02', '22003', '22007', '22008', '22001', '22023'])
+
+/** A database error as a 400 with a message a person or a model can act on; anything else is rethrown. */
+export function databaseErrorMessage(table: TableInfo, error: unknown): string | null {
+  const { code, constraint, column, detail, message } = (error ?? {}) as DatabaseError
+  if (code === '23514') {
+    const check = table.checks.find(c => c.name === constraint)
+    if (!check) return `violates ${constraint ?? 'a check constraint'}`
+    const subject = check.columns.length === 1 ? check.columns[0] : check.name
+    const allowed = check.columns.length === 1 ? table.columns.find(c => c.name === check.columns[0])?.allowedValues : null
+    const list = allowed ? `; one of: (${allowed.join(', ')})` : ''
+    return `${subject}: violates ${check.name}: ${check.definition}${list}`
+  }
+  if (code === '23502') return `${column ?? 'a column'}: is required`
+  if (code === '23503') {
+    const field = /^Key \(([^)]+)\)/.exec(detail ?? '')?.[1] ?? constraint ?? 'a foreign key'
+    return `${field}: references a record that does not exist (${constraint ?? 'foreign key'})`
+  }
+  if (code === '23505') return `violates the unique constraint ${constraint ?? ''}`.trim()
+  if (code && valueErrors.has(code)) return `Invalid value: ${message ?? 'out of range'}`
+  return null
+}
+
+async function withDatabaseErrors<T>(table: TableInfo, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  }
+  catch (error) {
+    const message = databaseErrorMessage(table, error)
+    if (message === null) throw error
+    const statusCode = (error as DatabaseError).code === '23505' ? 409 : 400
+    throw createError({ statusCode, statusMessage: message })
+  }
+}
