@@ -54,6 +54,12 @@ describe('POST /api/auth/signup', () => {
   })
 })
 
+it('answers 413 for a body over 1 MiB', async () => {
+  const answer = await new Client(app).post('/api/auth/signup', { email: 'big@example.com', password: 'password-1', name: 'x'.repeat(1_100_000) })
+  expect(answer.status).toBe(413)
+  expect(answer.body.error).toMatch(/larger than/)
+})
+
 describe('POST /api/auth/login', () => {
   it('signs in with the right password and refuses a wrong one', async () => {
     const email = uniqueEmail('login')
