@@ -25,6 +25,13 @@ export default defineNuxtConfig({
     llmProviderBaseUrl: '',
     llmModel: '',
     baseUrl: '',
+    // Webhooks (issue 4): 'true' lets webhook URLs reach private, loopback and link-local addresses
+    // (local development, tests). The other three are test knobs: retry delays in seconds
+    // ('1,1,2'; default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), the timeout and the outbox poll interval.
+    webhookAllowPrivateNetworks: '',
+    webhookRetrySchedule: '',
+    webhookTimeoutMs: '',
+    webhookPollIntervalMs: '',
     session: {
       password: '',
       cookie: { sameSite: 'lax' },

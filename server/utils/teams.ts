@@ -3,6 +3,8 @@ import { can, type Role } from '#shared/permissions'
 import type { Member, Team } from '#shared/types/api'
 import type { Database, Queryable } from './db'
 import { createAuditedClient, type AuditedClient } from './audited-client'
+import { webhookUrlProblem } from './url-guard'
+import { ensureWebhookSecret, webhookSettings } from './webhooks'
 
 const teamColumns = 'id, name, webhook_url, created_at'
 
@@ -13,12 +15,16 @@ export async function createTeam(db: Database, user: User, name: string): Promis
     const { rows } = await tx.query<Team>(`insert into public.teams (name) values ($1) returning ${teamColumns}`, [name])
     const team = rows[0]!
     await tx.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'owner')`, [team.id, user.id])
+    await ensureWebhookSecret(tx, team.id)
     return team
   })
 }
 
 /** Changes a team's name and/or webhook URL (`null` clears it). */
 export async function updateTeam(client: AuditedClient, teamId: string, changes: { name?: string, webhook_url?: string | null }): Promise<Team> {
+  // the SSRF guard at save time (connect time checks again, DNS answers included)
+  const problem = changes.webhook_url && await webhookUrlProblem(changes.webhook_url, webhookSettings().allowPrivateNetworks)
+  if (problem) throw createError({ statusCode: 400, statusMessage: `webhook_url: ${problem}` })
   const { rows } = await client.query<Team>(
     `update public.teams
      set name = coalesce($2, name),
