@@ -1,0 +1,8 @@
+export default defineAppConfig({
+  ui: {
+    colors: {
+      primary: 'emerald',
+      neutral: 'zinc',
+    },
+  },
+})

@@ -1,0 +1,34 @@
+import type { ActivityEntry } from '#shared/types/api'
+
+/** The filters of the Activity page; `all` and an empty table mean no filter. */
+export interface ActivityFilterState {
+  source: typeof activitySources[number] | 'all'
+  table: string
+  action: typeof activityActions[number] | 'all'
+}
+
+export interface ActivityChange {
+  column: string
+  /** Present for updates and deletes. */
+  before?: unknown
+  /** Present for updates and inserts. */
+  after?: unknown
+}
+
+/** What an activity entry changed: old -> new per changed column for updates, the row's values otherwise. */
+export function activityChanges(entry: Pick<ActivityEntry, 'action' | 'old_data' | 'new_data'>): ActivityChange[] {
+  const newData = entry.new_data ?? {}
+  const oldData = entry.old_data ?? {}
+  if (entry.action === 'update') {
+    return Object.keys(oldData).map(column => ({ column, before: oldData[column], after: newData[column] }))
+  }
+  if (entry.action === 'insert') return Object.entries(newData).map(([column, after]) => ({ column, after }))
+  return Object.entries(oldData).map(([column, before]) => ({ column, before }))
+}
+
+/** A column value as text for display: null as `null`, objects as JSON. */
+export function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return 'null'
+  if (typeof value === 'string') return value
+  return JSON.stringify(value)
+}
