@@ -1,0 +1,54 @@
+import { createHmac } from 'node:crypto'
+import type { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
+import type { Database } from '../db'
+import type { ChatQueryTarget } from './query-runner'
+
+const gatewayRole = 'chat_gateway'
+
+/** The password of chat_gateway, derived from the app secret so that every app instance agrees. */
+function gatewayPassword(secret: string): string {
+  return createHmac('sha256', secret).update('chat_gateway password').digest('hex')
+}
+
+/** The app's DATABASE_URL with chat_gateway's name and password. */
+function gatewayUrl(databaseUrl: string, password: string): string {
+  const url = new URL(databaseUrl)
+  url.username = gatewayRole
+  url.password = password
+  return url.toString()
+}
+
+async function openChatPool(db: Database): Promise<pg.Pool> {
+  const config = useRuntimeConfig()
+  let url = config.chatDatabaseUrl
+  if (!url) {
+    const password = gatewayPassword(config.appSecret || config.session.password)
+    // hex only, so it can stand in the statement (ALTER ROLE takes no parameters)
+    await db.query(`alter role ${gatewayRole} with login password '${password}'`).catch((error: Error) => {
+      console.warn(`[chat] Could not set the password of ${gatewayRole} (${error.message}); set CHAT_DATABASE_URL`)
+    })
+    url = gatewayUrl(config.databaseUrl, password)
+  }
+  const pool = new pg.Pool({ connectionString: url, max: 3, idleTimeoutMillis: 30_000 })
+  pool.on('error', error => console.error('[chat] idle chat pool client error', error.message))
+  return pool
+}
+
+let target: Promise<ChatQueryTarget> | undefined
+
+/**
+ * Where query_database runs: on a Postgres server, a small pool of its own whose login role
+ * (chat_gateway, or CHAT_DATABASE_URL's) is a member of chat_reader only; on PGlite, the one
+ * embedded session.
+ */
+export function useChatQueryTarget(): Promise<ChatQueryTarget> {
+  target ??= useDb().then(async (db): Promise<ChatQueryTarget> => db.kind === 'postgres'
+    ? { kind: 'postgres', pool: await openChatPool(db) }
+    : { kind: 'pglite', pglite: (db as Database & { pglite: PGlite }).pglite })
+    .catch((error) => {
+      target = undefined
+      throw error
+    })
+  return target
+}

@@ -1,0 +1,181 @@
+import type { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Database } from '../../server/utils/db'
+import { checkChatSql } from '../../server/utils/chat/sql-guard'
+import { ChatQueryRefused, executeChatStatement, runChatQuery, type ChatQueryTarget } from '../../server/utils/chat/query-runner'
+import { databaseKind, freshDatabase } from '../support/database'
+import { hostileStatements, otherTeamPlaceholder } from '../unit/sql-guard-corpus'
+
+// What the database layer alone lets through (no other team's rows, nothing written, only a
+// read that the parser refuses): reads of the catalog and of the chat's own team setting, and an
+// advisory lock that the runner releases after the statement. Each is named here, and the guard
+// is shown to refuse it. (pg_stats would show sampled values of granted tables once ANALYZE has
+// run: one more reason the parser refuses every catalog read.)
+const parserOnly: Record<'pglite' | 'postgres', string[]> = {
+  postgres: [
+    'user list', 'column statistics', 'relation list', 'information schema', 'other sessions\' queries',
+    'regclass cast', 'reading the team setting', 'calling current_chat_team to compare', 'query_to_xml',
+    'advisory lock',
+  ],
+  // PGlite runs in one thread without timers: statement_timeout never fires there
+  pglite: [
+    'user list', 'column statistics', 'relation list', 'information schema', 'other sessions\' queries',
+    'regclass cast', 'reading the team setting', 'calling current_chat_team to compare', 'query_to_xml',
+    'advisory lock', 'sleep', 'sleep in VALUES', 'sleep in a WHERE',
+  ],
+}
+
+const kind = databaseKind()
+const tables = new Set(['projects', 'tasks', 'notes', 'activity_log'])
+let db: Database
+let close: () => Promise<void>
+let target: ChatQueryTarget
+let chatPool: pg.Pool | undefined
+let teamA: string
+let teamB: string
+
+async function makeTeamWithRows(label: string): Promise<string> {
+  const { rows: [user] } = await db.query<{ id: string }>(`insert into auth.users (email) values ($1) returning id`, [`${label}-${Date.now()}@example.com`])
+  await db.query('insert into public.profiles (id, email, name) values ($1, $2, $3)', [user!.id, `${label}@example.com`, label])
+  const { rows: [team] } = await db.query<{ id: string }>('insert into public.teams (name) values ($1) returning id', [label])
+  await db.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'owner')`, [team!.id, user!.id])
+  const { rows: [project] } = await db.query<{ id: string }>(
+    'insert into public.projects (team_id, created_by, name) values ($1, $2, $3) returning id', [team!.id, user!.id, `${label}-SECRET project`])
+  await db.query('insert into public.tasks (team_id, created_by, title, project_id) values ($1, $2, $3, $4)', [team!.id, user!.id, `${label}-SECRET task`, project!.id])
+  await db.query('insert into public.notes (team_id, created_by, title) values ($1, $2, $3)', [team!.id, user!.id, `${label}-SECRET note`])
+  return team!.id
+}
+
+async function snapshot() {
+  const { rows } = await db.query<{ state: string }>(`select
+    (select string_agg(title, ',' order by title) from public.tasks) || '|' ||
+    (select string_agg(title, ',' order by title) from public.notes) || '|' ||
+    (select string_agg(name, ',' order by name) from public.projects) || '|' ||
+    (select count(*) from public.activity_log)::text || '|' ||
+    (select count(*) from pg_class where relname = 'stolen')::text as state`)
+  return rows[0]!.state
+}
+
+beforeAll(async () => {
+  ({ db, close } = await freshDatabase())
+  teamA = await makeTeamWithRows('TEAM-A')
+  teamB = await makeTeamWithRows('TEAM-B')
+  if (db.kind === 'postgres') {
+    const { rows } = await db.query<{ url: string }>('select current_database() as url')
+    const url = new URL(process.env.TEST_DATABASE_URL!)
+    url.pathname = `/${rows[0]!.url}`
+    url.username = 'chat_gateway'
+    chatPool = new pg.Pool({ connectionString: url.toString(), max: 2 })
+    target = { kind: 'postgres', pool: chatPool }
+  }
+  else {
+    target = { kind: 'pglite', pglite: (db as Database & { pglite: PGlite }).pglite }
+  }
+})
+afterAll(async () => {
+  await chatPool?.end()
+  await close?.()
+})
+
+describe(`the database layer alone, bypassing the parser (${kind})`, () => {
+  it('keeps every hostile statement inside the team and read-only, and names what only the parser stops', async () => {
+    const before = await snapshot()
+    const letThrough: string[] = []
+    for (const statement of hostileStatements) {
+      // shown below with a short sleep instead of waiting for these to end
+      if (kind === 'pglite' && statement.name.startsWith('sleep')) {
+        letThrough.push(statement.name)
+        continue
+      }
+      const sql = statement.sql.replaceAll(otherTeamPlaceholder, teamB)
+      const limits = { rowLimit: 100, statementTimeoutMs: 500, lockTimeoutMs: 200 }
+      const outcome = await executeChatStatement(target, sql, teamA, limits).then(result => result, (error: Error) => error)
+      if (outcome instanceof Error) continue
+      letThrough.push(statement.name)
+      const seen = JSON.stringify(outcome.rows)
+      expect(seen, statement.name).not.toContain('TEAM-B')
+      expect(seen, statement.name).not.toContain(teamB)
+    }
+    expect(await snapshot()).toBe(before)
+    const { rows: locks } = await db.query<{ n: number }>(`select count(*)::int as n from pg_locks where locktype = 'advisory'`)
+    expect(locks[0]!.n).toBe(0)
+    expect(letThrough.sort()).toEqual([...parserOnly[kind]].sort())
+    for (const name of letThrough) {
+      const statement = hostileStatements.find(s => s.name === name)!
+      expect(await checkChatSql(statement.sql, tables), name).toMatchObject({ ok: false })
+    }
+  })
+
+  it('shows only the chat team\'s rows, whatever the WHERE clause says', async () => {
+    const all = await executeChatStatement(target, 'select title from tasks union all select title from notes union all select name from projects', teamA)
+    expect(all.rows.flat().sort()).toEqual(['TEAM-A-SECRET note', 'TEAM-A-SECRET project', 'TEAM-A-SECRET task'])
+    const other = await executeChatStatement(target, `select * from tasks where team_id = '${teamB}'`, teamA)
+    expect(other.rowCount).toBe(0)
+    const seenByB = await executeChatStatement(target, 'select title from tasks', teamB)
+    expect(seenByB.rows).toEqual([['TEAM-B-SECRET task']])
+  })
+
+  it.runIf(kind === 'pglite')('lets a sleep run past the statement timeout on PGlite, where only the parser stops it', async () => {
+    const started = Date.now()
+    const result = await executeChatStatement(target, 'select pg_sleep(0.5)', teamA, { rowLimit: 10, statementTimeoutMs: 100, lockTimeoutMs: 100 })
+    expect(result.rowCount).toBe(1)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450)
+    expect(await checkChatSql('select pg_sleep(0.5)', tables)).toMatchObject({ ok: false })
+  })
+
+  it.runIf(kind === 'postgres')('stops a statement at the statement timeout', async () => {
+    const started = Date.now()
+    await expect(executeChatStatement(target, 'select pg_sleep(5)', teamA, { rowLimit: 10, statementTimeoutMs: 300, lockTimeoutMs: 100 }))
+      .rejects.toThrow(/statement timeout/)
+    expect(Date.now() - started).toBeLessThan(4000)
+  })
+
+  it('caps the rows and tells the model to narrow the query', async () => {
+    const result = await executeChatStatement(target, 'select i from generate_series(1, 250) i', teamA, { rowLimit: 100, statementTimeoutMs: 2000, lockTimeoutMs: 100 })
+    expect(result.rowCount).toBe(100)
+    expect(result.rows.at(-1)).toEqual([100])
+    expect(result.truncated).toMatch(/more than 100 rows.*Narrow the query/)
+  })
+})
+
+describe(`query_database with both layers (${kind})`, () => {
+  it('answers a read of the team\'s rows', async () => {
+    const result = await runChatQuery(target, 'select status, count(*) as n from tasks group by status;', teamA, tables)
+    expect(result).toEqual({ columns: ['status', 'n'], rows: [['todo', 1]], rowCount: 1 })
+  })
+
+  it('refuses every hostile statement before it reaches the database', async () => {
+    for (const statement of hostileStatements) {
+      await expect(runChatQuery(target, statement.sql.replaceAll(otherTeamPlaceholder, teamB), teamA, tables), statement.name)
+        .rejects.toBeInstanceOf(ChatQueryRefused)
+    }
+  })
+})
+
+describe.runIf(kind === 'postgres')('the chat pool\'s login role', () => {
+  it('is no superuser, owns nothing and belongs to chat_reader only', async () => {
+    const { rows: [role] } = await db.query<{ rolsuper: boolean, rolinherit: boolean, rolcreaterole: boolean, rolcreatedb: boolean, rolbypassrls: boolean }>(
+      `select rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolbypassrls from pg_roles where rolname = 'chat_gateway'`)
+    expect(role).toEqual({ rolsuper: false, rolinherit: false, rolcreaterole: false, rolcreatedb: false, rolbypassrls: false })
+    const { rows: memberships } = await db.query<{ rolname: string }>(
+      `select r.rolname from pg_auth_members m join pg_roles r on r.oid = m.roleid join pg_roles u on u.oid = m.member where u.rolname = 'chat_gateway'`)
+    expect(memberships.map(m => m.rolname)).toEqual(['chat_reader'])
+    const { rows: owned } = await db.query<{ n: number }>(
+      `select count(*)::int as n from pg_class where relowner = (select oid from pg_roles where rolname in ('chat_gateway')) or relowner = (select oid from pg_roles where rolname = 'chat_reader')`)
+    expect(owned[0]!.n).toBe(0)
+  })
+
+  it('reaches nothing after RESET ROLE, even with stacked statements over the simple protocol', async () => {
+    const client = await chatPool!.connect()
+    try {
+      await expect(client.query('set role chat_reader; reset role; select * from public.tasks')).rejects.toThrow(/permission denied/)
+      await expect(client.query('select * from public.chats')).rejects.toThrow(/permission denied/)
+      await expect(client.query('select set_config(\'app.chat_team_id\', \'x\', false)')).rejects.toThrow(/permission denied/)
+      await expect(client.query('set role postgres')).rejects.toThrow(/permission denied/)
+    }
+    finally {
+      client.release(true)
+    }
+  })
+})
