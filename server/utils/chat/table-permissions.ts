@@ -1,0 +1,31 @@
+import type { CrudAction, Permission } from '#shared/permissions'
+
+/** The permission of each action on a table the chat may use. */
+export type TableActionPermissions = Record<CrudAction, Permission>
+
+const domainTable = (table: string): TableActionPermissions => ({
+  view: `${table}.view`,
+  create: `${table}.create`,
+  update: `${table}.update`,
+  delete: `${table}.delete`,
+})
+
+// Read-only: nobody holds readonly.write.
+const readOnly = (view: Permission): TableActionPermissions => ({
+  view,
+  create: 'readonly.write',
+  update: 'readonly.write',
+  delete: 'readonly.write',
+})
+
+/**
+ * The chat table registry (SPEC.md "Chat table registry"): a table absent from this map is
+ * invisible to every chat tool. Adding a table: its migration grants SELECT to chat_reader with
+ * a team policy (SPEC.md "Adding a table to chat"), then one line here.
+ */
+export const tablePermissions: Record<string, TableActionPermissions> = {
+  projects: domainTable('projects'),
+  tasks: domainTable('tasks'),
+  notes: domainTable('notes'),
+  activity_log: readOnly('activity.view'),
+}
