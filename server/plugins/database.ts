@@ -28,10 +28,6 @@ const plainEnvironment = {
   llmProviderApiKey: 'LLM_PROVIDER_API_KEY',
   llmProviderBaseUrl: 'LLM_PROVIDER_BASE_URL',
   llmModel: 'LLM_MODEL',
-  webhookAllowPrivateNetworks: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
-  webhookRetrySchedule: 'WEBHOOK_RETRY_SCHEDULE',
-  webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS',
-  webhookPollIntervalMs: 'WEBHOOK_POLL_INTERVAL_MS',
 } as const
 
 function applyPlainEnvironment() {

@@ -13,7 +13,7 @@ const tokenPattern = /^[\w-]{43}$/
 
 /** The base of invite links: BASE_URL when set, else the origin the request came to. */
 export function inviteBaseUrl(event: H3Event): string {
-  const configured = useRuntimeConfig(event).baseUrl
+  const configured = useRuntimeConfig(event).baseUrl || process.env.BASE_URL
   return (configured || getRequestURL(event).origin).replace(/\/+$/, '')
 }
 
@@ -28,7 +28,7 @@ function hashToken(token: string): string {
 // AES-256-GCM key for the stored copy of each token, derived from APP_SECRET (else the session password).
 function tokenKey(): Buffer {
   const config = useRuntimeConfig()
-  const secret = config.appSecret || config.session.password
+  const secret = config.appSecret || process.env.APP_SECRET || config.session.password
   return Buffer.from(hkdfSync('sha256', secret, 'team-workspace', 'invitation-token', 32))
 }
 

@@ -23,13 +23,16 @@ export const defaultRetrySchedule = [5, 300, 1800, 7200, 18000, 36000, 36000] as
 /** The worker's settings from runtimeConfig (WEBHOOK_ALLOW_PRIVATE_NETWORKS and the test-only knobs). */
 export function webhookSettings(): WebhookSettings {
   const config = useRuntimeConfig()
-  const schedule = String(config.webhookRetrySchedule ?? '').split(',').map(Number)
-  const isValidSchedule = schedule.length > 0 && schedule.every(delay => Number.isFinite(delay) && delay >= 0)
+  // Nitro freezes the shared runtimeConfig, so the plain names are read here rather than copied into it
+  const setting = (value: unknown, plainName: string) => String(value || process.env[plainName] || '')
+  const scheduleText = setting(config.webhookRetrySchedule, 'WEBHOOK_RETRY_SCHEDULE')
+  const schedule = scheduleText.split(',').map(Number)
+  const isValidSchedule = schedule.every(delay => Number.isFinite(delay) && delay >= 0)
   return {
-    allowPrivateNetworks: String(config.webhookAllowPrivateNetworks) === 'true',
-    retrySchedule: config.webhookRetrySchedule && isValidSchedule ? schedule : defaultRetrySchedule,
-    timeoutMs: Number(config.webhookTimeoutMs) || 15_000,
-    pollIntervalMs: Number(config.webhookPollIntervalMs) || 1000,
+    allowPrivateNetworks: setting(config.webhookAllowPrivateNetworks, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS') === 'true',
+    retrySchedule: scheduleText && isValidSchedule ? schedule : defaultRetrySchedule,
+    timeoutMs: Number(setting(config.webhookTimeoutMs, 'WEBHOOK_TIMEOUT_MS')) || 15_000,
+    pollIntervalMs: Number(setting(config.webhookPollIntervalMs, 'WEBHOOK_POLL_INTERVAL_MS')) || 1000,
   }
 }
 
@@ -102,12 +105,12 @@ async function requireWebhookUrl(tx: Queryable, teamId: string) {
 /** Queues a delivery again now, with the same `webhook-id` and body, and a fresh retry schedule. */
 export async function resendWebhookDelivery(client: AuditedClient, teamId: string, deliveryId: string): Promise<void> {
   await client.transaction(async (tx) => {
-    await requireWebhookUrl(tx, teamId)
     const { rows } = await tx.query<{ status: string }>(
       'select status from public.webhook_deliveries where id = $1 and team_id = $2 for update',
       [deliveryId, teamId],
     )
     if (!rows[0]) throw createError({ statusCode: 404, statusMessage: 'Delivery not found' })
+    await requireWebhookUrl(tx, teamId)
     if (rows[0].status === 'delivering') throw createError({ statusCode: 409, statusMessage: 'The delivery is being sent right now' })
     await tx.query(
       `update public.webhook_deliveries
@@ -253,14 +256,20 @@ async function recordAttempt(db: Database, delivery: ClaimedDelivery, outcome: A
   })
 }
 
-/** Delivers the deliveries that are due now (one batch); returns how many were attempted. */
+async function deliver(db: Database, delivery: ClaimedDelivery, settings: WebhookSettings) {
+  const outcome = await attemptDelivery(delivery, settings)
+  await recordAttempt(db, delivery, outcome, settings)
+}
+
+function leaseSeconds(settings: WebhookSettings): number {
+  // long enough for the attempt (bounded by the timeout) and its record; then another worker may take over
+  return Math.ceil((settings.timeoutMs * 2) / 1000) + 5
+}
+
+/** Delivers the deliveries that are due now (one batch) and waits for them; returns how many were attempted. */
 export async function deliverDueWebhooks(db: Database, settings: WebhookSettings, batchSize = 10): Promise<number> {
-  const leaseSeconds = Math.ceil((settings.timeoutMs * 2) / 1000) + 5
-  const claimed = await claimDueDeliveries(db, batchSize, leaseSeconds)
-  await Promise.all(claimed.map(async (delivery) => {
-    const outcome = await attemptDelivery(delivery, settings)
-    await recordAttempt(db, delivery, outcome, settings)
-  }))
+  const claimed = await claimDueDeliveries(db, batchSize, leaseSeconds(settings))
+  await Promise.all(claimed.map(delivery => deliver(db, delivery, settings)))
   return claimed.length
 }
 
@@ -268,26 +277,41 @@ export interface WebhookWorker {
   stop(): Promise<void>
 }
 
-/** Polls the outbox until stopped; any number of workers (app instances) may run against one database. */
-export function startWebhookWorker(db: Database, settings: WebhookSettings): WebhookWorker {
+/**
+ * Polls the outbox until stopped, with up to `concurrency` deliveries in flight, so that one slow
+ * receiver does not hold up the others. Any number of workers (app instances) may share one database.
+ */
+export function startWebhookWorker(db: Database, settings: WebhookSettings, concurrency = 10): WebhookWorker {
   let isStopped = false
   let wake: (() => void) | undefined
+  const inFlight = new Set<Promise<void>>()
+  const sleep = () => new Promise<void>((resolve) => {
+    wake = resolve
+    setTimeout(resolve, settings.pollIntervalMs)
+  })
   const loop = (async () => {
     while (!isStopped) {
-      let attempted = 0
+      let claimed: ClaimedDelivery[] = []
+      const free = concurrency - inFlight.size
       try {
-        attempted = await deliverDueWebhooks(db, settings)
+        if (free > 0) claimed = await claimDueDeliveries(db, free, leaseSeconds(settings))
       }
       catch (error) {
-        if (!isStopped) console.error('[webhooks] delivery round failed:', (error as Error).message)
+        if (!isStopped) console.error('[webhooks] could not read the outbox:', (error as Error).message)
       }
-      if (attempted === 0 && !isStopped) {
-        await new Promise<void>((resolve) => {
-          wake = resolve
-          setTimeout(resolve, settings.pollIntervalMs)
-        })
+      for (const delivery of claimed) {
+        const running: Promise<void> = deliver(db, delivery, settings)
+          .catch(error => console.error('[webhooks] could not record a delivery attempt:', (error as Error).message))
+          .finally(() => {
+            inFlight.delete(running)
+            wake?.()
+          })
+        inFlight.add(running)
       }
+      // look again at once while there may be more due work and room for it
+      if (isStopped || claimed.length === 0 || claimed.length === free) await sleep()
     }
+    await Promise.all(inFlight)
   })()
   return {
     async stop() {

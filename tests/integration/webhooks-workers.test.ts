@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Database } from '../../server/utils/db'
+import { ensureWebhookSecret, fireWebhook, startWebhookWorker, type WebhookSettings } from '../../server/utils/webhooks'
+import { freshDatabase } from '../support/database'
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
+
+// Two workers (as two app instances would run) against one database, in this process.
+let db: Database
+let close: () => Promise<void>
+let receiver: WebhookReceiver
+beforeAll(async () => {
+  ({ db, close } = await freshDatabase())
+  // a receiver that answers slowly, so that both workers are busy at the same time
+  receiver = await startWebhookReceiver(() => 200)
+})
+afterAll(async () => {
+  await receiver?.close()
+  await close?.()
+})
+
+const settings: WebhookSettings = { allowPrivateNetworks: true, retrySchedule: [1, 1], timeoutMs: 2000, pollIntervalMs: 50 }
+
+async function teamWithUrl(url: string | null): Promise<string> {
+  const { rows } = await db.query<{ id: string }>('insert into public.teams (name, webhook_url) values ($1, $2) returning id', ['Workers', url])
+  await ensureWebhookSecret(db, rows[0]!.id)
+  return rows[0]!.id
+}
+
+describe('webhook workers', () => {
+  it('deliver each event once when two run at once', async () => {
+    const teamId = await teamWithUrl(receiver.url)
+    const { rows } = await db.query<{ secret: string }>('select secret from public.webhook_secrets where team_id = $1', [teamId])
+    receiver.secret = rows[0]!.secret
+    const ids = await db.transaction(async (tx) => {
+      const queued: string[] = []
+      for (let i = 0; i < 40; i++) queued.push((await fireWebhook(tx, teamId, 'webhook.test', { n: i }))!)
+      return queued
+    })
+    const workers = [startWebhookWorker(db, settings, 4), startWebhookWorker(db, settings, 4)]
+    try {
+      await receiver.waitFor(40)
+      await new Promise(r => setTimeout(r, 1000))
+    }
+    finally {
+      await Promise.all(workers.map(worker => worker.stop()))
+    }
+    expect(receiver.received).toHaveLength(40)
+    expect(receiver.received.map(r => r.id).sort()).toEqual([...ids].sort())
+    expect(receiver.received.every(r => r.verifyError === null)).toBe(true)
+    const { rows: counts } = await db.query<{ status: string, attempts: number, n: number }>(
+      'select status, attempts, count(*)::int as n from public.webhook_deliveries where team_id = $1 group by status, attempts',
+      [teamId],
+    )
+    expect(counts).toEqual([{ status: 'succeeded', attempts: 1, n: 40 }])
+  })
+
+  it('queues nothing for a team without a webhook URL', async () => {
+    const teamId = await teamWithUrl(null)
+    const id = await db.transaction(tx => fireWebhook(tx, teamId, 'webhook.test', {}))
+    expect(id).toBeNull()
+    const { rows } = await db.query<{ n: number }>('select count(*)::int as n from public.webhook_deliveries where team_id = $1', [teamId])
+    expect(rows[0]!.n).toBe(0)
+  })
+})
