@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest'
+import { databaseErrorMessage, recordSchemas } from '../../server/utils/records'
+import { checkAllowedValues, quoteIdent, type TableInfo } from '../../server/utils/table-registry'
+
+const column = (name: string, type: string, extra: Partial<TableInfo['columns'][number]> = {}) => ({
+  name, type, nullable: false, hasDefault: false, comment: null, allowedValues: null, references: null, ...extra,
+})
+
+const tasks: TableInfo = {
+  name: 'tasks',
+  comment: null,
+  isDomain: true,
+  columns: [
+    column('id', 'uuid', { hasDefault: true }),
+    column('team_id', 'uuid'),
+    column('created_by', 'uuid'),
+    column('title', 'text'),
+    column('status', 'text', { hasDefault: true, allowedValues: ['todo', 'in_progress', 'done'] }),
+    column('priority', 'integer', { hasDefault: true }),
+    column('project_id', 'uuid', { nullable: true, references: { table: 'projects', column: 'id' } }),
+    column('due_date', 'date', { nullable: true }),
+    column('completed_at', 'timestamp with time zone', { nullable: true }),
+    column('created_at', 'timestamp with time zone', { hasDefault: true }),
+  ],
+  checks: [
+    { name: 'tasks_status_check', definition: 'CHECK ((status = ANY (ARRAY[\'todo\'::text, \'in_progress\'::text, \'done\'::text])))', columns: ['status'] },
+    { name: 'tasks_done_has_completed_at', definition: 'CHECK (((status <> \'done\'::text) OR (completed_at IS NOT NULL)))', columns: ['status', 'completed_at'] },
+  ],
+}
+
+describe('checkAllowedValues', () => {
+  it('reads a single-column list CHECK as pg_get_constraintdef renders it', () => {
+    expect(checkAllowedValues(tasks.checks[0]!.definition)).toEqual({ column: 'status', values: ['todo', 'in_progress', 'done'] })
+  })
+
+  it('keeps quotes inside values', () => {
+    expect(checkAllowedValues('CHECK ((kind = ANY (ARRAY[\'it\'\'s\'::text, \'b\'::text])))')).toEqual({ column: 'kind', values: ['it\'s', 'b'] })
+  })
+
+  it('is null for ranges and compound CHECKs', () => {
+    expect(checkAllowedValues('CHECK (((priority >= 1) AND (priority <= 5)))')).toBeNull()
+    expect(checkAllowedValues(tasks.checks[1]!.definition)).toBeNull()
+  })
+})
+
+describe('recordSchemas', () => {
+  const { create, update } = recordSchemas(tasks)
+
+  it('requires the not-null columns without a default on create', () => {
+    expect(create.safeParse({}).error?.issues[0]?.path).toEqual(['title'])
+    expect(create.parse({ title: 'x' })).toEqual({ title: 'x' })
+    expect(update.parse({})).toEqual({})
+  })
+
+  it.each([
+    [{ title: 'x', team_id: 'a' }, /^team_id: is a system column/],
+    [{ title: 'x', id: 'a' }, /^id: is a system column/],
+    [{ 'title': 'x', 'title; drop table tasks': 1 }, /^title; drop table tasks: is not a column of tasks/],
+  ])('names an unknown or system field: %j', (input, message) => {
+    const issue = create.safeParse(input).error!.issues[0]!
+    expect(issue.message).toMatch(message)
+  })
+
+  it.each([
+    [{ title: 1 }, 'title'],
+    [{ title: 'x', status: 'nope' }, 'status'],
+    [{ title: 'x', priority: 1.5 }, 'priority'],
+    [{ title: 'x', priority: 2 ** 31 }, 'priority'],
+    [{ title: 'x', project_id: 'not-a-uuid' }, 'project_id'],
+    [{ title: 'x', due_date: '2026-13-45' }, 'due_date'],
+    [{ title: 'x', completed_at: 'yesterday' }, 'completed_at'],
+    [{ title: null }, 'title'],
+  ])('refuses %j naming %s', (input, field) => {
+    expect(create.safeParse(input).error!.issues[0]!.path).toEqual([field])
+  })
+
+  it('accepts null for nullable columns and typed values', () => {
+    const input = { title: 'x', status: 'done', priority: 2, project_id: null, due_date: '2026-02-03', completed_at: '2026-02-03T10:00:00Z' }
+    expect(create.parse(input)).toEqual(input)
+  })
+})
+
+describe('databaseErrorMessage', () => {
+  it('names the column and lists the allowed values of a single-column CHECK', () => {
+    const message = databaseErrorMessage(tasks, { code: '23514', constraint: 'tasks_status_check' })
+    expect(message).toBe(`status: violates tasks_status_check: ${tasks.checks[0]!.definition}; one of: (todo, in_progress, done)`)
+  })
+
+  it('names a compound CHECK and gives its definition', () => {
+    expect(databaseErrorMessage(tasks, { code: '23514', constraint: 'tasks_done_has_completed_at' }))
+      .toBe(`tasks_done_has_completed_at: violates tasks_done_has_completed_at: ${tasks.checks[1]!.definition}`)
+  })
+
+  it('maps not-null, foreign-key and value errors, and leaves others alone', () => {
+    expect(databaseErrorMessage(tasks, { code: '23502', column: 'title' })).toBe('title: is required')
+    expect(databaseErrorMessage(tasks, { code: '23503', constraint: 'tasks_project_id_fkey', detail: 'Key (project_id)=(x) is not present in table "projects".' }))
+      .toMatch(/^project_id: references a record that does not exist/)
+    expect(databaseErrorMessage(tasks, { code: '22P02', message: 'invalid input syntax for type uuid: "x"' })).toMatch(/invalid input syntax/)
+    expect(databaseErrorMessage(tasks, { code: '22003', message: 'integer out of range' })).toMatch(/out of range/)
+    expect(databaseErrorMessage(tasks, { code: '40001' })).toBeNull()
+    expect(databaseErrorMessage(tasks, new Error('boom'))).toBeNull()
+  })
+})
+
+describe('quoteIdent', () => {
+  it('quotes and doubles embedded quotes', () => {
+    expect(quoteIdent('tasks')).toBe('"tasks"')
+    expect(quoteIdent('a"b')).toBe('"a""b"')
+  })
+})
