@@ -1,0 +1,93 @@
+import { expect, test, type Page } from '@playwright/test'
+import { startApp, type TestApp } from '../support/app'
+import { addMember, createTeam, signUp, uniqueEmail } from '../support/http'
+
+const password = 'correct horse battery'
+let app: TestApp
+
+test.beforeAll(async () => {
+  app = await startApp()
+})
+
+test.afterAll(async () => {
+  await app?.stop()
+})
+
+async function signIn(page: Page, email: string, redirect: string) {
+  await page.goto(`${app.url}/login?redirect=${encodeURIComponent(redirect)}`)
+  await page.getByLabel('E-mail').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+}
+
+const callTasks = (key: string) => fetch(`${app.url}/api/v1/tasks`, { headers: { authorization: `Bearer ${key}` } })
+
+test('an owner creates a key, an integration uses it, the owner revokes it and the next call is refused', async ({ page }) => {
+  const email = uniqueEmail('keys')
+  const owner = await signUp(app, { email, password, name: 'Kim Keys' })
+  await createTeam(owner, 'Key Team')
+
+  await signIn(page, email, '/app/settings/api-keys')
+  await expect(page).toHaveURL(`${app.url}/app/settings/api-keys`)
+  await expect(page.getByText('No API keys yet')).toBeVisible()
+
+  await page.getByRole('button', { name: 'Create Key' }).first().click()
+  const createDialog = page.getByRole('dialog', { name: 'Create API key' })
+  await createDialog.getByRole('button', { name: 'Create key' }).click()
+  await expect(createDialog.getByText(/name/i).first()).toBeVisible()
+  await createDialog.getByLabel('Name').fill('Nightly sync')
+  await createDialog.getByRole('button', { name: 'Create key' }).click()
+
+  const secretDialog = page.getByRole('dialog', { name: 'Your new API key' })
+  await expect(secretDialog).toBeVisible()
+  await expect(secretDialog.getByText('It cannot be seen again')).toBeVisible()
+  const key = await secretDialog.getByLabel('API key').inputValue()
+  expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/)
+  // not dismissible until the key is stored: Escape does nothing and Done is disabled
+  await page.keyboard.press('Escape')
+  await expect(secretDialog).toBeVisible()
+  await expect(secretDialog.getByRole('button', { name: 'Done' })).toBeDisabled()
+  await secretDialog.getByLabel('I have stored this key somewhere safe').check()
+  await secretDialog.getByRole('button', { name: 'Done' }).click()
+  await expect(secretDialog).toBeHidden()
+
+  const row = page.locator('tbody tr').filter({ hasText: 'Nightly sync' })
+  await expect(row).toContainText(`sk_...${key.slice(0, 8)}`)
+  await expect(row).toContainText('Kim Keys')
+  await expect(row).toContainText('Never')
+  await expect(row.getByText('Active', { exact: true })).toBeVisible()
+  await expect(page.getByText(key)).toHaveCount(0)
+
+  const first = await callTasks(key)
+  expect(first.status).toBe(200)
+  expect(await first.json()).toEqual([])
+
+  await page.reload()
+  await expect(row).not.toContainText('Never')
+
+  await row.getByRole('button', { name: 'Revoke Nightly sync' }).click()
+  const revokeDialog = page.getByRole('dialog', { name: 'Revoke Nightly sync?' })
+  await expect(revokeDialog).toContainText(`sk_...${key.slice(0, 8)}`)
+  await revokeDialog.getByRole('button', { name: 'Revoke key' }).click()
+  await expect(row.getByText('Revoked', { exact: true })).toBeVisible()
+  await expect(row.getByRole('button', { name: 'Revoke Nightly sync' })).toHaveCount(0)
+  await page.screenshot({ path: 'test-results/api-keys.png', fullPage: true })
+
+  const refused = await callTasks(key)
+  expect(refused.status).toBe(401)
+  expect(await refused.json()).toEqual({ error: 'This API key has been revoked' })
+})
+
+test('a member sees no API Keys tab and is sent back to settings', async ({ page }) => {
+  const owner = await signUp(app, { name: 'Olga Owner' })
+  const teamId = await createTeam(owner, 'Members Only')
+  const email = uniqueEmail('member')
+  const member = await signUp(app, { email, password, name: 'Max Member' })
+  await addMember(app, teamId, member, 'member')
+  await member.put('/api/auth/current-team', { team_id: teamId })
+
+  await signIn(page, email, '/app/settings/api-keys')
+  await expect(page).toHaveURL(`${app.url}/app/settings`)
+  await expect(page.getByRole('link', { name: 'Members' })).toBeVisible()
+  await expect(page.getByRole('link', { name: 'API Keys' })).toHaveCount(0)
+})
