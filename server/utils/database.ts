@@ -27,7 +27,7 @@ async function seedDemo(db: Database) {
 
 async function openDatabase(): Promise<Database> {
   const config = useRuntimeConfig()
-  const db = createDatabase({ url: config.databaseUrl || undefined, dataDir: config.pgliteDataDir })
+  const db = createDatabase({ url: setting('databaseUrl') || undefined, dataDir: config.pgliteDataDir })
   const applied = await runMigrations(db, await bundledMigrations())
   if (applied.length) console.info(`[db] Applied ${applied.length} migration(s): ${applied.join(', ')}`)
   const shouldSeed = config.seedDemo ? config.seedDemo === 'true' : db.kind === 'pglite'

@@ -1,0 +1,22 @@
+// The documented variable names (DATABASE_URL, LLM_PROVIDER_API_KEY, ...) are read as well as
+// Nuxt's NUXT_-prefixed ones (runtimeConfig). Nitro freezes the runtime config at start, so the
+// plain names are looked up here rather than copied into it.
+const plainNames = {
+  databaseUrl: 'DATABASE_URL',
+  appSecret: 'APP_SECRET',
+  baseUrl: 'BASE_URL',
+  llmProviderApiKey: 'LLM_PROVIDER_API_KEY',
+  llmProviderBaseUrl: 'LLM_PROVIDER_BASE_URL',
+  llmModel: 'LLM_MODEL',
+  chatWebSearchUrl: 'CHAT_WEB_SEARCH_URL',
+  chatDatabaseUrl: 'CHAT_DATABASE_URL',
+  webhookAllowPrivateNetworks: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+} as const
+
+export type SettingName = keyof typeof plainNames
+
+/** A setting's value: the runtimeConfig key (NUXT_ name) first, else the documented plain name, else ''. */
+export function setting(name: SettingName): string {
+  const config = useRuntimeConfig() as unknown as Record<string, unknown>
+  return String(config[name] || process.env[plainNames[name]] || '')
+}
