@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 
 // Outside production the session password is generated once into .data/ when unset;
-// production refuses to start without NUXT_SESSION_PASSWORD.
+// production refuses to start without NUXT_SESSION_PASSWORD. The runtime config is frozen, but
+// the session code reads it per request with the environment applied, so the environment is set.
 function ensureSessionPassword() {
   const config = useRuntimeConfig()
   if (config.session.password) return
@@ -16,29 +17,10 @@ function ensureSessionPassword() {
     mkdirSync(dirname(file), { recursive: true })
     writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 })
   }
-  config.session.password = readFileSync(file, 'utf8').trim()
-}
-
-// The documented variable names (DATABASE_URL, LLM_PROVIDER_API_KEY, ...) are read as well as
-// Nuxt's NUXT_-prefixed ones; runtimeConfig stays the one place the code reads settings from.
-const plainEnvironment = {
-  databaseUrl: 'DATABASE_URL',
-  appSecret: 'APP_SECRET',
-  baseUrl: 'BASE_URL',
-  llmProviderApiKey: 'LLM_PROVIDER_API_KEY',
-  llmProviderBaseUrl: 'LLM_PROVIDER_BASE_URL',
-  llmModel: 'LLM_MODEL',
-} as const
-
-function applyPlainEnvironment() {
-  const config = useRuntimeConfig() as unknown as Record<string, unknown>
-  for (const [key, name] of Object.entries(plainEnvironment)) {
-    if (!config[key] && process.env[name]) config[key] = process.env[name]
-  }
+  process.env.NUXT_SESSION_PASSWORD = readFileSync(file, 'utf8').trim()
 }
 
 export default defineNitroPlugin(() => {
-  applyPlainEnvironment()
   ensureSessionPassword()
   useDb().catch((error: Error) => {
     console.error('[db] The database could not be opened:', error.message)
