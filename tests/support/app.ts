@@ -105,7 +105,14 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     child.kill('SIGTERM')
   })
 
-  await launch()
+  try {
+    await launch()
+  }
+  catch (error) {
+    await kill()
+    await cleanup()
+    throw error
+  }
   let db = new pg.Pool({ connectionString: dbUrl, max: kind === 'pglite' ? 1 : 4 })
   return {
     url,
