@@ -24,6 +24,11 @@ export default defineNuxtConfig({
     llmProviderApiKey: '',
     llmProviderBaseUrl: '',
     llmModel: '',
+    // A SearXNG-compatible JSON search endpoint; when set the chat gets a web_search tool.
+    chatWebSearchUrl: '',
+    // On a Postgres server: the connection string of the chat's query pool (a login role that is a
+    // member of chat_reader only). Empty: chat_gateway on DATABASE_URL, its password derived from the app secret.
+    chatDatabaseUrl: '',
     baseUrl: '',
     // Webhooks (issue 4): 'true' lets webhook URLs reach private, loopback and link-local addresses
     // (local development, tests). The other three are test knobs: retry delays in seconds
@@ -52,12 +57,18 @@ export default defineNuxtConfig({
         errorHandler?: string | string[]
         serverAssets?: { baseName: string, dir: string }[]
         output?: { dir?: string }
+        externals?: { traceInclude?: string[] }
       }
       const existing = nitroConfig.errorHandler
       nitroConfig.errorHandler = ['~~/server/error', ...(Array.isArray(existing) ? existing : existing ? [existing] : [])]
       // migrations and seed are bundled with the server, which applies them at start
       nitroConfig.serverAssets = [...(nitroConfig.serverAssets ?? []), { baseName: 'supabase', dir: '../supabase' }]
       if (buildRoot) nitroConfig.output = { ...nitroConfig.output, dir: `${buildRoot}/output` }
+      // the chat's SQL parser loads its .wasm from beside its script, which file tracing cannot see
+      nitroConfig.externals = {
+        ...nitroConfig.externals,
+        traceInclude: [...(nitroConfig.externals?.traceInclude ?? []), 'node_modules/libpg-query/wasm/libpg-query.wasm'],
+      }
     },
   },
 

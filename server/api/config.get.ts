@@ -1,5 +1,6 @@
+import { isChatEnabled } from '~~/server/utils/chat/access'
+
 // Public flags the browser needs before sign-in.
 export default defineEventHandler(() => {
-  const config = useRuntimeConfig()
-  return { chat_enabled: Boolean(config.llmProviderApiKey) }
+  return { chat_enabled: isChatEnabled() }
 })

@@ -20,15 +20,14 @@ function gatewayUrl(databaseUrl: string, password: string): string {
 }
 
 async function openChatPool(db: Database): Promise<pg.Pool> {
-  const config = useRuntimeConfig()
-  let url = config.chatDatabaseUrl
+  let url = setting('chatDatabaseUrl')
   if (!url) {
-    const password = gatewayPassword(config.appSecret || config.session.password)
+    const password = gatewayPassword(setting('appSecret') || process.env.NUXT_SESSION_PASSWORD || useRuntimeConfig().session.password)
     // hex only, so it can stand in the statement (ALTER ROLE takes no parameters)
     await db.query(`alter role ${gatewayRole} with login password '${password}'`).catch((error: Error) => {
       console.warn(`[chat] Could not set the password of ${gatewayRole} (${error.message}); set CHAT_DATABASE_URL`)
     })
-    url = gatewayUrl(config.databaseUrl, password)
+    url = gatewayUrl(setting('databaseUrl'), password)
   }
   const pool = new pg.Pool({ connectionString: url, max: 3, idleTimeoutMillis: 30_000 })
   pool.on('error', error => console.error('[chat] idle chat pool client error', error.message))

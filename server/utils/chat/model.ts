@@ -1,0 +1,14 @@
+import { createOpenAI } from '@ai-sdk/openai'
+import type { LanguageModel } from 'ai'
+
+const defaultModel = 'gpt-4o-mini'
+
+/**
+ * The chat model: any OpenAI-compatible server through the Chat Completions API
+ * (LLM_PROVIDER_BASE_URL, default OpenAI), model LLM_MODEL. Tests point the base URL at a
+ * scripted server, so this one function is the only way to a model.
+ */
+export function chatModel(): LanguageModel {
+  const provider = createOpenAI({ apiKey: setting('llmProviderApiKey'), baseURL: setting('llmProviderBaseUrl') || undefined })
+  return provider.chat(setting('llmModel') || defaultModel)
+}
