@@ -103,23 +103,38 @@ export function joinedNames(table: TableInfo, registry: Map<string, TableInfo>) 
   return joins
 }
 
+/**
+ * `select <columns>, <joined names> from %SOURCE% r left join …`: the shape of every record answer,
+ * reading rows of %SOURCE% (the table, or a CTE of inserted/updated rows).
+ */
+export function recordSelectTemplate(table: TableInfo, registry: Map<string, TableInfo>): string {
+  const joins = joinedNames(table, registry)
+  const columns = table.columns.map(c => `r.${quoteIdent(c.name)}`)
+  const names = joins.map((join, i) => `j${i}.${quoteIdent(join.nameColumn)} as ${quoteIdent(join.alias)}`)
+  const from = joins.map((join, i) =>
+    `left join public.${quoteIdent(join.target)} j${i} on j${i}.${quoteIdent(join.targetColumn)} = r.${quoteIdent(join.column)}`
+    + (join.sameTeam ? ` and j${i}.team_id = r.team_id` : ''))
+  return `select ${[...columns, ...names].join(', ')} from %SOURCE% r ${from.join(' ')}`
+}
+
+/** The list query of GET /api/v1/{table}: $1 team, $2 limit, $3 offset. */
+export function listRecordsSql(table: TableInfo, registry: Map<string, TableInfo>): string {
+  return `${recordSelectTemplate(table, registry).replace('%SOURCE%', `public.${quoteIdent(table.name)}`)}
+    where r.team_id = $1 order by r.created_at desc, r.id desc limit $2 offset $3`
+}
+
 const selectCache = new WeakMap<TableInfo, string>()
 
-/** `select <columns>, <joined names> from <source> r left join …`, reading rows of `source` (the table or a CTE). */
 async function selectSql(table: TableInfo, source: string): Promise<string> {
   let template = selectCache.get(table)
   if (!template) {
-    const joins = joinedNames(table, await useTableRegistry())
-    const columns = table.columns.map(c => `r.${quoteIdent(c.name)}`)
-    const names = joins.map((join, i) => `j${i}.${quoteIdent(join.nameColumn)} as ${quoteIdent(join.alias)}`)
-    const from = joins.map((join, i) =>
-      `left join public.${quoteIdent(join.target)} j${i} on j${i}.${quoteIdent(join.targetColumn)} = r.${quoteIdent(join.column)}`
-      + (join.sameTeam ? ` and j${i}.team_id = r.team_id` : ''))
-    template = `select ${[...columns, ...names].join(', ')} from %SOURCE% r ${from.join(' ')}`
+    template = recordSelectTemplate(table, await useTableRegistry())
     selectCache.set(table, template)
   }
   return template.replace('%SOURCE%', source)
 }
+
+const listCache = new WeakMap<TableInfo, string>()
 
 const tableSql = (table: TableInfo) => `public.${quoteIdent(table.name)}`
 
@@ -134,7 +149,11 @@ const notFound = (table: TableInfo) => createError({ statusCode: 404, statusMess
 /** The team's records, newest created_at first, with the joined names of their foreign keys. */
 export async function listRecords(client: AuditedClient, table: TableInfo, page: { limit: number, offset: number }): Promise<Row[]> {
   const teamId = requireTeam(client)
-  const sql = `${await selectSql(table, tableSql(table))} where r.team_id = $1 order by r.created_at desc, r.id desc limit $2 offset $3`
+  let sql = listCache.get(table)
+  if (!sql) {
+    sql = listRecordsSql(table, await useTableRegistry())
+    listCache.set(table, sql)
+  }
   const { rows } = await client.read<Row>(sql, [teamId, page.limit, page.offset])
   return rows
 }
