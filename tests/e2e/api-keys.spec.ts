@@ -30,12 +30,14 @@ test('an owner creates a key, an integration uses it, the owner revokes it and t
   await signIn(page, email, '/app/settings/api-keys')
   await expect(page).toHaveURL(`${app.url}/app/settings/api-keys`)
   await expect(page.getByText('No API keys yet')).toBeVisible()
+  await page.screenshot({ path: 'test-results/api-keys-empty.png' })
 
   await page.getByRole('button', { name: 'Create Key' }).first().click()
   const createDialog = page.getByRole('dialog', { name: 'Create API key' })
   await createDialog.getByRole('button', { name: 'Create key' }).click()
   await expect(createDialog.getByText(/name/i).first()).toBeVisible()
   await createDialog.getByLabel('Name').fill('Nightly sync')
+  await page.screenshot({ path: 'test-results/api-keys-create.png' })
   await createDialog.getByRole('button', { name: 'Create key' }).click()
 
   const secretDialog = page.getByRole('dialog', { name: 'Your new API key' })
@@ -43,6 +45,7 @@ test('an owner creates a key, an integration uses it, the owner revokes it and t
   await expect(secretDialog.getByText('It cannot be seen again')).toBeVisible()
   const key = await secretDialog.getByLabel('API key').inputValue()
   expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/)
+  await page.screenshot({ path: 'test-results/api-keys-secret.png' })
   // not dismissible until the key is stored: Escape does nothing and Done is disabled
   await page.keyboard.press('Escape')
   await expect(secretDialog).toBeVisible()
