@@ -11,7 +11,7 @@ let receiver: WebhookReceiver
 beforeAll(async () => {
   ({ db, close } = await freshDatabase())
   // a receiver that answers slowly, so that both workers are busy at the same time
-  receiver = await startWebhookReceiver(() => 200)
+  receiver = await startWebhookReceiver(() => 200, { delayMs: 200 })
 })
 afterAll(async () => {
   await receiver?.close()
@@ -45,6 +45,8 @@ describe('webhook workers', () => {
       await Promise.all(workers.map(worker => worker.stop()))
     }
     expect(receiver.received).toHaveLength(40)
+    // each worker has at most 4 deliveries in flight: more at once means both were sending together
+    expect(receiver.maxInFlight).toBeGreaterThan(4)
     expect(receiver.received.map(r => r.id).sort()).toEqual([...ids].sort())
     expect(receiver.received.every(r => r.verifyError === null)).toBe(true)
     const { rows: counts } = await db.query<{ status: string, attempts: number, n: number }>(

@@ -23,6 +23,8 @@ export interface WebhookReceiver {
   /** The secret deliveries are verified with (the team's, read through the API). */
   secret: string
   behaviour: ReceiverBehaviour
+  /** The most requests that were open at one time. */
+  maxInFlight: number
   /** Resolves once `count` requests have arrived (or rejects after timeoutMs). */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>
   close(): Promise<void>
@@ -32,13 +34,15 @@ export interface WebhookReceiver {
  * A real HTTP receiver on 127.0.0.1 that verifies every delivery with the `standardwebhooks` library,
  * as a team's integration would.
  */
-export async function startWebhookReceiver(behaviour: ReceiverBehaviour = () => 200): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(behaviour: ReceiverBehaviour = () => 200, options: { delayMs?: number } = {}): Promise<WebhookReceiver> {
   const hanging: ServerResponse[] = []
+  let inFlight = 0
   const receiver: WebhookReceiver = {
     url: '',
     received: [],
     secret: '',
     behaviour,
+    maxInFlight: 0,
     async waitFor(count, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs
       while (receiver.received.length < count) {
@@ -54,9 +58,13 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = () => 
     }),
   }
   const server = createServer((request, response) => {
+    inFlight++
+    receiver.maxInFlight = Math.max(receiver.maxInFlight, inFlight)
+    response.on('close', () => inFlight--)
     const chunks: Buffer[] = []
     request.on('data', chunk => chunks.push(chunk))
-    request.on('end', () => {
+    request.on('end', async () => {
+      if (options.delayMs) await new Promise(r => setTimeout(r, options.delayMs))
       const body = Buffer.concat(chunks).toString('utf8')
       const headers = {
         'webhook-id': String(request.headers['webhook-id'] ?? ''),
