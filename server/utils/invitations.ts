@@ -7,14 +7,14 @@ import type { AuditedClient } from './audited-client'
 import type { Database, Queryable } from './db'
 import { createAuditedClient } from './audited-client'
 import { isUniqueViolation } from './db'
+import { setting } from './settings'
 import { fireWebhook } from './webhooks'
 
 const tokenPattern = /^[\w-]{43}$/
 
 /** The base of invite links: BASE_URL when set, else the origin the request came to. */
 export function inviteBaseUrl(event: H3Event): string {
-  const configured = useRuntimeConfig(event).baseUrl || process.env.BASE_URL
-  return (configured || getRequestURL(event).origin).replace(/\/+$/, '')
+  return (setting('baseUrl') || getRequestURL(event).origin).replace(/\/+$/, '')
 }
 
 function inviteUrl(baseUrl: string, token: string): string {
@@ -27,8 +27,9 @@ function hashToken(token: string): string {
 
 // AES-256-GCM key for the stored copy of each token, derived from APP_SECRET (else the session password).
 function tokenKey(): Buffer {
-  const config = useRuntimeConfig()
-  const secret = config.appSecret || process.env.APP_SECRET || config.session.password
+  // a generated session password reaches the session code through the environment (server/plugins/database.ts)
+  const secret = setting('appSecret') || useRuntimeConfig().session.password || process.env.NUXT_SESSION_PASSWORD
+  if (!secret) throw new Error('Neither APP_SECRET nor a session password is set')
   return Buffer.from(hkdfSync('sha256', secret, 'team-workspace', 'invitation-token', 32))
 }
 

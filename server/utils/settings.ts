@@ -11,6 +11,9 @@ const plainNames = {
   chatWebSearchUrl: 'CHAT_WEB_SEARCH_URL',
   chatDatabaseUrl: 'CHAT_DATABASE_URL',
   webhookAllowPrivateNetworks: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+  webhookRetrySchedule: 'WEBHOOK_RETRY_SCHEDULE',
+  webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS',
+  webhookPollIntervalMs: 'WEBHOOK_POLL_INTERVAL_MS',
 } as const
 
 export type SettingName = keyof typeof plainNames

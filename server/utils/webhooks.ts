@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks'
 import type { WebhookDeliverySummary } from '#shared/types/invitations'
 import type { AuditedClient } from './audited-client'
 import type { Database, Queryable } from './db'
+import { setting } from './settings'
 import { guardedLookup, isPrivateLiteral } from './url-guard'
 
 export type WebhookEvent = 'invitation.created' | 'invitation.accepted' | 'invitation.revoked' | 'webhook.test'
@@ -22,17 +23,14 @@ export const defaultRetrySchedule = [5, 300, 1800, 7200, 18000, 36000, 36000] as
 
 /** The worker's settings from runtimeConfig (WEBHOOK_ALLOW_PRIVATE_NETWORKS and the test-only knobs). */
 export function webhookSettings(): WebhookSettings {
-  const config = useRuntimeConfig()
-  // Nitro freezes the shared runtimeConfig, so the plain names are read here rather than copied into it
-  const setting = (value: unknown, plainName: string) => String(value || process.env[plainName] || '')
-  const scheduleText = setting(config.webhookRetrySchedule, 'WEBHOOK_RETRY_SCHEDULE')
+  const scheduleText = setting('webhookRetrySchedule')
   const schedule = scheduleText.split(',').map(Number)
   const isValidSchedule = schedule.every(delay => Number.isFinite(delay) && delay >= 0)
   return {
-    allowPrivateNetworks: setting(config.webhookAllowPrivateNetworks, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS') === 'true',
+    allowPrivateNetworks: setting('webhookAllowPrivateNetworks') === 'true',
     retrySchedule: scheduleText && isValidSchedule ? schedule : defaultRetrySchedule,
-    timeoutMs: Number(setting(config.webhookTimeoutMs, 'WEBHOOK_TIMEOUT_MS')) || 15_000,
-    pollIntervalMs: Number(setting(config.webhookPollIntervalMs, 'WEBHOOK_POLL_INTERVAL_MS')) || 1000,
+    timeoutMs: Number(setting('webhookTimeoutMs')) || 15_000,
+    pollIntervalMs: Number(setting('webhookPollIntervalMs')) || 1000,
   }
 }
 
