@@ -1,0 +1,151 @@
+import { expect, test, type Page } from '@playwright/test'
+import { startApp, type TestApp } from '../support/app'
+import { addMember, createTeam, signUp, uniqueEmail } from '../support/http'
+
+const password = 'correct horse battery'
+let app: TestApp
+
+test.beforeAll(async () => {
+  app = await startApp()
+})
+
+test.afterAll(async () => {
+  await app?.stop()
+})
+
+/** Opens a page and waits until Vue has hydrated it, so that typing is not lost. */
+async function open(page: Page, path: string) {
+  await page.goto(`${app.url}${path}`)
+  await page.waitForLoadState('networkidle')
+}
+
+async function signIn(page: Page, email: string, redirect: string) {
+  await open(page, `/login?redirect=${encodeURIComponent(redirect)}`)
+  await page.getByLabel('E-mail').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+}
+
+test('a new user signs up, creates a team, renames it and sees the rename in Activity', async ({ page }) => {
+  await page.emulateMedia({ colorScheme: 'light' })
+  await open(page, '/signup')
+  await page.getByLabel('Name').fill('Ada Lovelace')
+  await page.getByLabel('E-mail').fill(uniqueEmail('ada'))
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Create account' }).click()
+
+  await expect(page).toHaveURL(`${app.url}/app`)
+  await expect(page.getByText('Create your first team')).toBeVisible()
+  await page.getByRole('button', { name: 'Create team' }).click()
+  const dialog = page.getByRole('dialog')
+  await dialog.getByLabel('Team name').fill('Analytical Engines')
+  await dialog.getByRole('button', { name: 'Create team' }).click()
+  await expect(dialog).toBeHidden()
+  await expect(page.getByTestId('team-switcher')).toContainText('Analytical Engines')
+
+  await page.getByRole('navigation', { name: 'Workspace' }).getByRole('link', { name: 'Settings' }).click()
+  await expect(page).toHaveURL(`${app.url}/app/settings`)
+  const teamName = page.getByLabel('Team name')
+  await expect(teamName).toHaveValue('Analytical Engines')
+  await teamName.fill('Difference Engines')
+  await page.getByRole('button', { name: 'Save changes' }).click()
+  await expect(page.getByText('Team settings saved', { exact: true })).toBeVisible()
+  await expect(page.getByTestId('team-switcher')).toContainText('Difference Engines')
+  await page.screenshot({ path: test.info().outputPath('settings-light.png'), fullPage: true })
+
+  await page.getByRole('navigation', { name: 'Workspace' }).getByRole('link', { name: 'Activity' }).click()
+  await expect(page).toHaveURL(`${app.url}/app/activity`)
+  const rename = page.getByTestId('activity-table').locator('tbody tr')
+    .filter({ hasText: 'teams' }).filter({ hasText: 'update' })
+  await expect(rename).toHaveCount(1)
+  await expect(rename).toContainText('Ada Lovelace')
+  await expect(rename.getByText('web', { exact: true })).toBeVisible()
+  await rename.getByRole('button', { name: 'Show changes' }).click()
+  const changes = page.getByTestId('activity-changes')
+  await expect(changes).toContainText('name')
+  await expect(changes.locator('del')).toHaveText('Analytical Engines')
+  await expect(changes.locator('ins')).toHaveText('Difference Engines')
+
+  // the filters narrow the list: the team's creation is an insert
+  await page.getByTestId('filter-action').click()
+  await page.getByRole('option', { name: 'insert' }).click()
+  await expect(page.getByTestId('activity-table').locator('tbody tr').filter({ hasText: 'update' })).toHaveCount(0)
+  await expect(page.getByTestId('activity-table').locator('tbody tr').filter({ hasText: 'teams' })).toHaveCount(1)
+  await page.getByTestId('filter-source').click()
+  await page.getByRole('option', { name: 'api' }).click()
+  await expect(page.getByText('No entries match these filters')).toBeVisible()
+  await page.getByRole('button', { name: 'Clear filters' }).first().click()
+  await expect(rename).toHaveCount(1)
+
+  await page.getByRole('button', { name: 'Switch to dark mode' }).click()
+  await expect(page.locator('html')).toHaveClass(/dark/)
+  await rename.getByRole('button', { name: 'Show changes' }).click()
+  await page.screenshot({ path: test.info().outputPath('activity-dark.png'), fullPage: true })
+})
+
+test('a signed-out visit to the Activity page goes to sign-in and comes back after it', async ({ page }) => {
+  const owner = await signUp(app, { email: uniqueEmail('grace'), password, name: 'Grace Hopper' })
+  await createTeam(owner, 'Compilers')
+
+  await open(page, '/app/activity')
+  await expect(page).toHaveURL(`${app.url}/login?redirect=/app/activity`)
+  await page.getByLabel('E-mail').fill(owner.user!.email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await expect(page).toHaveURL(`${app.url}/app/activity`)
+  await expect(page.getByTestId('activity-table')).toContainText('Grace Hopper')
+})
+
+test('a member sees neither the API Keys tab nor Activity, and is sent away from both pages', async ({ page }) => {
+  const owner = await signUp(app, { email: uniqueEmail('owner'), password })
+  const teamId = await createTeam(owner, 'Shared team')
+  const memberEmail = uniqueEmail('member')
+  const member = await signUp(app, { email: memberEmail, password, name: 'Mary Member' })
+  await addMember(app, teamId, member, 'member')
+
+  await signIn(page, memberEmail, '/app/settings')
+  await expect(page).toHaveURL(`${app.url}/app/settings`)
+  const tabs = page.getByRole('navigation', { name: 'Settings sections' })
+  await expect(tabs.getByRole('link', { name: 'Members' })).toBeVisible()
+  await expect(tabs.getByRole('link', { name: 'API Keys' })).toHaveCount(0)
+  await expect(page.getByText('Only owners and admins can change these settings.')).toBeVisible()
+  await expect(page.getByLabel('Team name')).toBeDisabled()
+  await expect(page.getByRole('navigation', { name: 'Workspace' }).getByRole('link', { name: 'Activity' })).toHaveCount(0)
+
+  await page.goto(`${app.url}/app/settings/api-keys`)
+  await expect(page).toHaveURL(`${app.url}/app/settings`)
+  await page.goto(`${app.url}/app/activity`)
+  await expect(page).toHaveURL(`${app.url}/app`)
+
+  await page.goto(`${app.url}/app/settings/members`)
+  await expect(page.getByRole('button', { name: 'Leave team' })).toBeVisible()
+  await expect(page.getByRole('button', { name: /^Remove / })).toHaveCount(0)
+})
+
+test('an owner changes a member\'s role and removes them after confirming', async ({ page }) => {
+  const ownerEmail = uniqueEmail('lead')
+  const owner = await signUp(app, { email: ownerEmail, password, name: 'Olive Owner' })
+  const teamId = await createTeam(owner, 'Role team')
+  const member = await signUp(app, { email: uniqueEmail('mo'), password, name: 'Moe Member' })
+  await addMember(app, teamId, member, 'member')
+
+  await signIn(page, ownerEmail, '/app/settings/members')
+  await expect(page).toHaveURL(`${app.url}/app/settings/members`)
+  await page.getByRole('combobox', { name: 'Role of Moe Member' }).click()
+  await page.getByRole('option', { name: 'Admin' }).click()
+  await expect(page.getByText('Moe Member is now an admin', { exact: true })).toBeVisible()
+  const roles = await app.db.query('select role from public.team_members where team_id = $1 and user_id = $2', [teamId, member.user!.id])
+  expect(roles.rows).toEqual([{ role: 'admin' }])
+
+  await page.getByRole('button', { name: 'Remove Moe Member' }).click()
+  await page.getByRole('dialog').getByRole('button', { name: 'Remove member' }).click()
+  await expect(page.getByText('Moe Member was removed', { exact: true })).toBeVisible()
+  await expect(page.locator('tbody')).not.toContainText('Moe Member')
+  const left = await app.db.query('select 1 from public.team_members where team_id = $1 and user_id = $2', [teamId, member.user!.id])
+  expect(left.rowCount).toBe(0)
+
+  // the last owner cannot leave: the server's 409 is shown
+  await page.getByRole('button', { name: 'Leave team' }).click()
+  await page.getByRole('dialog').getByRole('button', { name: 'Leave team' }).click()
+  await expect(page.getByText('You could not leave the team', { exact: true })).toBeVisible()
+})
