@@ -7,7 +7,7 @@ export const PageQuery = z.object({
   limit: z.coerce.number({ error: 'must be an integer from 1 to 100' }).int('must be an integer from 1 to 100')
     .min(1, 'must be an integer from 1 to 100').max(100, 'must be an integer from 1 to 100').default(50),
   offset: z.coerce.number({ error: 'must be a non-negative integer' }).int('must be a non-negative integer')
-    .min(0, 'must be a non-negative integer').default(0),
+    .min(0, 'must be a non-negative integer').max(Number.MAX_SAFE_INTEGER, 'is too large').default(0),
 })
 
 /** A record body: any JSON object; the table's own schema validates its fields. */

@@ -66,7 +66,7 @@ describe('GET /api/v1/{table}', () => {
     expect((await key.get('/api/v1/tasks?offset=500')).body).toEqual([])
   })
 
-  it.each(['limit=0', 'limit=101', 'limit=abc', 'limit=1.5', 'offset=-1', 'offset=x', 'limit=1;drop table tasks'])('answers 400 for %s', async (query) => {
+  it.each(['limit=0', 'limit=101', 'limit=abc', 'limit=1.5', 'offset=-1', 'offset=x', 'offset=1e20', 'limit=1;drop table tasks'])('answers 400 for %s', async (query) => {
     const answer = await api.get(`/api/v1/tasks?${query}`)
     expect(answer.status).toBe(400)
     expect(answer.body).toEqual({ error: expect.stringMatching(/^(limit|offset):/) })
