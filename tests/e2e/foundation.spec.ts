@@ -27,6 +27,8 @@ async function signIn(page: Page, email: string, redirect: string) {
 }
 
 test('a new user signs up, creates a team, renames it and sees the rename in Activity', async ({ page }) => {
+  const pageErrors: string[] = []
+  page.on('pageerror', error => pageErrors.push(error.message))
   await page.emulateMedia({ colorScheme: 'light' })
   await open(page, '/signup')
   await page.getByLabel('Name').fill('Ada Lovelace')
@@ -36,6 +38,7 @@ test('a new user signs up, creates a team, renames it and sees the rename in Act
 
   await expect(page).toHaveURL(`${app.url}/app`)
   await expect(page.getByText('Create your first team')).toBeVisible()
+  await page.screenshot({ path: test.info().outputPath('first-team-light.png') })
   await page.getByRole('button', { name: 'Create team' }).click()
   const dialog = page.getByRole('dialog')
   await dialog.getByLabel('Team name').fill('Analytical Engines')
@@ -81,11 +84,19 @@ test('a new user signs up, creates a team, renames it and sees the rename in Act
   await expect(page.locator('html')).toHaveClass(/dark/)
   await rename.getByRole('button', { name: 'Show changes' }).click()
   await page.screenshot({ path: test.info().outputPath('activity-dark.png'), fullPage: true })
+  expect(pageErrors).toEqual([])
 })
 
-test('a signed-out visit to the Activity page goes to sign-in and comes back after it', async ({ page }) => {
+test('a signed-out visit to Activity goes to sign-in and back; the list pages by 25 and follows the team switcher', async ({ page }) => {
   const owner = await signUp(app, { email: uniqueEmail('grace'), password, name: 'Grace Hopper' })
-  await createTeam(owner, 'Compilers')
+  const teamId = await createTeam(owner, 'Compilers')
+  for (let round = 1; round <= 30; round++) {
+    const renamed = await owner.patch(`/api/teams/${teamId}`, { name: `Compilers ${round}` })
+    expect(renamed.status).toBe(200)
+  }
+  const other = await signUp(app, { email: uniqueEmail('other') })
+  const otherTeamId = await createTeam(other, 'Other team')
+  await addMember(app, otherTeamId, owner, 'member')
 
   await open(page, '/app/activity')
   await expect(page).toHaveURL(`${app.url}/login?redirect=/app/activity`)
@@ -93,7 +104,21 @@ test('a signed-out visit to the Activity page goes to sign-in and comes back aft
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await expect(page).toHaveURL(`${app.url}/app/activity`)
-  await expect(page.getByTestId('activity-table')).toContainText('Grace Hopper')
+
+  // 30 renames, plus the team's and its owner's inserts
+  await expect(page.getByText('32 entries')).toBeVisible()
+  const rows = page.getByTestId('activity-table').locator('tbody tr')
+  await expect(rows).toHaveCount(25)
+  await expect(rows.first()).toContainText('Grace Hopper')
+  await page.getByRole('button', { name: 'Page 2' }).click()
+  await expect(rows).toHaveCount(7)
+  await expect(rows.filter({ hasText: 'insert' })).toHaveCount(2)
+
+  // in the other team Grace is a member, who may not see the activity
+  await page.getByTestId('team-switcher').click()
+  await page.getByRole('menuitemcheckbox', { name: /Other team/ }).click()
+  await expect(page).toHaveURL(`${app.url}/app`)
+  await expect(page.getByTestId('team-switcher')).toContainText('Other team')
 })
 
 test('a member sees neither the API Keys tab nor Activity, and is sent away from both pages', async ({ page }) => {
@@ -131,6 +156,8 @@ test('an owner changes a member\'s role and removes them after confirming', asyn
 
   await signIn(page, ownerEmail, '/app/settings/members')
   await expect(page).toHaveURL(`${app.url}/app/settings/members`)
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await page.screenshot({ path: test.info().outputPath('members-dark.png'), fullPage: true })
   await page.getByRole('combobox', { name: 'Role of Moe Member' }).click()
   await page.getByRole('option', { name: 'Admin' }).click()
   await expect(page.getByText('Moe Member is now an admin', { exact: true })).toBeVisible()
