@@ -5,6 +5,7 @@
 // Needs a built app (`npm run build`; APP_BUILD_DIR is honoured) and a Postgres server:
 // BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
 // BENCH_SECONDS (default 6 per round), BENCH_ROUNDS (default 3) and BENCH_CONNECTIONS (default 16) tune the run.
+// BENCH_PROFILE=<folder> writes a V8 CPU profile of both servers there.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -89,6 +90,7 @@ async function runMinimalServer(databaseUrl: string, port: number) {
     response.writeHead(200, { 'content-type': 'application/json' })
     response.end(JSON.stringify(rows))
   }).listen(port, '127.0.0.1')
+  process.on('SIGTERM', () => process.exit(0))
 }
 
 async function seed(databaseUrl: string): Promise<string> {
@@ -174,7 +176,7 @@ async function main() {
     }, `http://127.0.0.1:${appPort}/api/health`))
     console.info(`[bench] seeding ${taskCount.toLocaleString('en')} tasks in one team...`)
     const key = await seed(databaseUrl)
-    children.push(await start([...process.execArgv, process.argv[1]!, '--minimal', databaseUrl, String(minimalPort)], {},
+    children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort)], {},
       `http://127.0.0.1:${minimalPort}/`))
 
     const targets = {
