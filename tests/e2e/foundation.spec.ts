@@ -84,6 +84,12 @@ test('a new user signs up, creates a team, renames it and sees the rename in Act
   await expect(page.locator('html')).toHaveClass(/dark/)
   await rename.getByRole('button', { name: 'Show changes' }).click()
   await page.screenshot({ path: test.info().outputPath('activity-dark.png'), fullPage: true })
+
+  await page.getByTestId('user-menu').click()
+  await page.getByRole('menuitem', { name: 'Sign out' }).click()
+  await expect(page).toHaveURL(`${app.url}/login`)
+  await open(page, '/app/settings')
+  await expect(page).toHaveURL(`${app.url}/login?redirect=/app/settings`)
   expect(pageErrors).toEqual([])
 })
 
