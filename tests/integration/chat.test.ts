@@ -10,7 +10,7 @@ let team: TeamFixture
 
 beforeAll(async () => {
   model = await startScriptedModel()
-  app = await startApp({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model.url, LLM_MODEL: 'scripted-model' })
+  app = await startApp({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model.url, LLM_MODEL: 'scripted-model', CHAT_WEB_SEARCH_URL: model.searchUrl })
   team = await teamWithRoles(app)
 })
 afterAll(async () => {
@@ -182,7 +182,7 @@ describe('chat routes', () => {
     model.enqueue({ text: 'Hello.' })
     await ask(team.member, chatId, 'Hi')
     const tools = (model.requests.at(-1)!.tools ?? []).map(t => t.function.name).sort()
-    expect(tools).toEqual(['create_notes', 'create_projects', 'create_tasks', 'query_database', 'update_notes', 'update_projects', 'update_tasks'])
+    expect(tools).toEqual(['create_notes', 'create_projects', 'create_tasks', 'query_database', 'update_notes', 'update_projects', 'update_tasks', 'web_search'])
     expect(contentText(model.requests.at(-1)!.messages[0])).not.toContain('Table activity_log')
 
     const ownerChat = await newChat(team.owner)
@@ -192,6 +192,28 @@ describe('chat routes', () => {
     expect(ownerTools).toContain('delete_tasks')
     expect(ownerTools).not.toContain('create_activity_log')
     expect(contentText(model.requests.at(-1)!.messages[0])).toContain('Table activity_log')
+  })
+
+  it('searches the web through the configured search endpoint', async () => {
+    const chatId = await newChat(team.member)
+    model.enqueue(
+      { toolCalls: [{ name: 'web_search', input: { query: 'venue prices' } }] },
+      request => ({ text: `Found: ${lastToolResult(request).results[0].title}` }),
+    )
+    const answer = await ask(team.member, chatId, 'What do venues cost?')
+    expect(answer.text).toBe('Found: About venue prices')
+  })
+
+  it('regenerates the last answer in place of the old one', async () => {
+    const chatId = await newChat(team.member)
+    model.enqueue({ text: 'First answer.' })
+    await ask(team.member, chatId, 'Say something')
+    model.enqueue({ text: 'Second answer.' })
+    const again = await turn(team.member, chatId, { regenerate: true })
+    expect(again.text).toBe('Second answer.')
+    const stored = await team.member.get(`/api/chats/${chatId}`)
+    expect(stored.body.messages.map((m: any) => [m.role, m.parts.filter((p: any) => p.type === 'text').map((p: any) => p.text).join('')]))
+      .toEqual([['user', 'Say something'], ['assistant', 'Second answer.']])
   })
 
   it('answers 404 for another user\'s chat, whatever the route', async () => {

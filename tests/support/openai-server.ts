@@ -25,6 +25,8 @@ export type Script = (request: CompletionRequest) => ScriptedReply
 export interface ScriptedModelServer {
   /** The base URL for LLM_PROVIDER_BASE_URL, e.g. http://127.0.0.1:41234/v1 */
   url: string
+  /** A SearXNG-compatible search endpoint for CHAT_WEB_SEARCH_URL */
+  searchUrl: string
   /** Every request received, in order. */
   requests: CompletionRequest[]
   /** Queues replies: each request takes the next one; with none queued, `fallback` answers. */
@@ -84,6 +86,15 @@ export async function startScriptedModel(fallback: Script = () => ({ text: 'OK.'
   const requests: CompletionRequest[] = []
   const state = { fallback }
   const server: Server = createServer(async (req, res) => {
+    // a SearXNG-compatible search endpoint, for CHAT_WEB_SEARCH_URL
+    if (req.method === 'GET' && req.url?.startsWith('/search?')) {
+      const query = new URL(req.url, 'http://localhost').searchParams.get('q')
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+        query,
+        results: [{ title: `About ${query}`, url: 'https://example.com/result', content: `What the web says about ${query}.` }],
+      }))
+      return
+    }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }))
       return
@@ -104,6 +115,7 @@ export async function startScriptedModel(fallback: Script = () => ({ text: 'OK.'
   const { port } = server.address() as { port: number }
   return {
     url: `http://127.0.0.1:${port}/v1`,
+    searchUrl: `http://127.0.0.1:${port}/search`,
     requests,
     enqueue: (...replies) => queue.push(...replies),
     get fallback() {

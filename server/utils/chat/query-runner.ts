@@ -62,7 +62,9 @@ async function onPostgres(pool: pg.Pool, sql: string, teamId: string, limits: Ch
   try {
     await client.query('begin')
     const run: RunStatement = async (text) => {
-      const result = await client.query({ text, values: [], rowMode: 'array', queryMode: 'extended' })
+      // queryMode 'extended' (pg >= 8.9, not in its types): one statement per request, even without parameters
+      const config: pg.QueryArrayConfig & { queryMode: 'extended' } = { text, values: [], rowMode: 'array', queryMode: 'extended' }
+      const result = await client.query(config)
       return { columns: result.fields.map(field => field.name), rows: result.rows as unknown[][] }
     }
     return await runSteps(run, sql, teamId, limits)
