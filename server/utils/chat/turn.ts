@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { H3Event } from 'h3'
-import { consumeStream, convertToModelMessages, isToolUIPart, stepCountIs, streamText, type UIMessage } from 'ai'
+import { consumeStream, convertToModelMessages, stepCountIs, streamText, type UIMessage } from 'ai'
 import { z } from 'zod'
 import type { ChatCaller } from './access'
+import { applyApprovals, denyPending } from './approvals'
 import { deleteMessages, loadMessages, saveMessages, titleFromFirstMessage, type Chat } from './chats'
 import { chatModel } from './model'
 import { systemPrompt } from './prompt'
@@ -31,32 +32,6 @@ export const ChatTurnBody = z.union([
   z.strictObject({ regenerate: z.literal(true) }),
 ], { error: 'Send { message }, { approvals } or { regenerate: true }' })
 export type ChatTurn = z.output<typeof ChatTurnBody>
-
-type ToolPart = Extract<UIMessage['parts'][number], { toolCallId: string }>
-
-const pendingApprovals = (message: UIMessage | undefined): ToolPart[] => (message?.role === 'assistant' ? message.parts : [])
-  .filter((part): part is ToolPart => isToolUIPart(part) && part.state === 'approval-requested')
-
-/** A new message leaves the pending writes unapproved: they are recorded as denied. */
-function denyPending(message: UIMessage | undefined): boolean {
-  const pending = pendingApprovals(message)
-  for (const part of pending) {
-    const approval = (part as { approval: { id: string } }).approval
-    Object.assign(part, { state: 'output-denied', approval: { id: approval.id, approved: false, reason: 'The user moved on without approving' } })
-  }
-  return pending.length > 0
-}
-
-/** Records the user's answers on the pending tool calls of the last answer; each must name one of them. */
-function applyApprovals(message: UIMessage | undefined, approvals: { id: string, approved: boolean, reason?: string }[]) {
-  const pending = pendingApprovals(message)
-  for (const answer of approvals) {
-    const part = pending.find(p => (p as { approval: { id: string } }).approval.id === answer.id)
-    if (!part) throw createError({ statusCode: 409, statusMessage: `No pending approval ${answer.id} in this chat` })
-    Object.assign(part, { state: 'approval-responded', approval: { id: answer.id, approved: answer.approved, ...(answer.reason ? { reason: answer.reason } : {}) } })
-  }
-  if (pendingApprovals(message).length) throw createError({ statusCode: 400, statusMessage: 'Answer every pending approval of the last answer' })
-}
 
 /** Applies the turn to the stored history and returns the conversation the model continues. */
 async function prepareHistory(caller: ChatCaller, chat: Chat, turn: ChatTurn): Promise<UIMessage[]> {
