@@ -32,3 +32,22 @@ export function formatValue(value: unknown): string {
   if (typeof value === 'string') return value
   return JSON.stringify(value)
 }
+
+/** The Activity page's filters and page number read from the address's query (unknown values are ignored). */
+export function activityViewFromQuery(query: Record<string, unknown>): { filters: ActivityFilterState, page: number } {
+  const text = (value: unknown) => (typeof value === 'string' ? value : '')
+  const source = activitySources.find(source => source === query.source) ?? 'all'
+  const action = activityActions.find(action => action === query.action) ?? 'all'
+  const page = Number.parseInt(text(query.page), 10)
+  return { filters: { source, table: text(query.table), action }, page: Number.isInteger(page) && page > 0 ? page : 1 }
+}
+
+/** The address query that keeps the Activity page's filters and page across reloads and links. */
+export function activityViewToQuery(filters: ActivityFilterState, page: number): Record<string, string> {
+  const query: Record<string, string> = {}
+  if (filters.source !== 'all') query.source = filters.source
+  if (filters.table) query.table = filters.table
+  if (filters.action !== 'all') query.action = filters.action
+  if (page > 1) query.page = String(page)
+  return query
+}

@@ -119,6 +119,11 @@ test('a signed-out visit to Activity goes to sign-in and back; the list pages by
   await page.getByRole('button', { name: 'Page 2' }).click()
   await expect(rows).toHaveCount(7)
   await expect(rows.filter({ hasText: 'insert' })).toHaveCount(2)
+  // the page and the filters are kept in the address
+  await expect(page).toHaveURL(`${app.url}/app/activity?page=2`)
+  await open(page, '/app/activity?action=insert&table=team_members')
+  await expect(rows).toHaveCount(1)
+  await expect(page.getByLabel('Filter by table')).toHaveValue('team_members')
 
   // in the other team Grace is a member, who may not see the activity
   await page.getByTestId('team-switcher').click()
