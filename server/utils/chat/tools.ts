@@ -102,6 +102,20 @@ function writeTools(tables: Map<string, TableInfo>, caller: ChatCaller, client: 
   return tools
 }
 
+const maxResultChars = 50_000
+
+/** The leading rows that fit in what a model should read at once. */
+function fitRows(rows: unknown[][]): unknown[][] {
+  let size = 0
+  const fitting: unknown[][] = []
+  for (const row of rows) {
+    size += JSON.stringify(row).length
+    if (size > maxResultChars) break
+    fitting.push(row)
+  }
+  return fitting
+}
+
 function queryTool(tables: Map<string, TableInfo>, caller: ChatCaller) {
   const readable = new Set(tablesAllowed(tables, caller, 'view').map(table => table.name))
   return tool({
@@ -111,7 +125,11 @@ function queryTool(tables: Map<string, TableInfo>, caller: ChatCaller) {
     execute: async ({ sql }) => {
       try {
         const result = await runChatQuery(await useChatQueryTarget(), sql, caller.teamId, readable)
-        return { columns: result.columns, rows: result.rows, row_count: result.rowCount, ...(result.truncated ? { note: result.truncated } : {}) }
+        const rows = fitRows(result.rows)
+        const note = rows.length < result.rows.length
+          ? `The rows are too large to show in full; only the first ${rows.length} are shown. Select fewer or shorter columns.`
+          : result.truncated
+        return { columns: result.columns, rows, row_count: rows.length, ...(note ? { note } : {}) }
       }
       catch (error) {
         if (error instanceof ChatQueryRefused) return { error: `Refused: ${error.message}` }
