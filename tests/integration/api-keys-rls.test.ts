@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database, Queryable } from '../../server/utils/db'
-import { freshDatabase } from '../support/database'
+import type { Database } from '../../server/utils/db'
+import { asUser, freshDatabase, makeUser } from '../support/database'
 
 // Row-level security of api_keys and the example domain tables, as Supabase's `authenticated` role.
 let db: Database
@@ -8,23 +8,6 @@ let close: () => Promise<void>
 const users: Record<'owner' | 'member' | 'outsider', string> = { owner: '', member: '', outsider: '' }
 const teams: Record<'mine' | 'other', string> = { mine: '', other: '' }
 const domainTables = ['projects', 'tasks', 'notes'] as const
-
-async function makeUser(name: string): Promise<string> {
-  const { rows } = await db.query<{ id: string }>('insert into auth.users (email) values ($1) returning id', [`${name}@example.com`])
-  await db.query('insert into public.profiles (id, email, name) values ($1, $2, $3)', [rows[0]!.id, `${name}@example.com`, name])
-  return rows[0]!.id
-}
-
-async function asUser<T>(userId: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  let result: T
-  await db.transaction(async (tx) => {
-    await tx.query('set local role authenticated')
-    await tx.query(`select set_config('request.jwt.claims', $1, true)`, [JSON.stringify({ sub: userId, role: 'authenticated' })])
-    result = await fn(tx)
-    await tx.query('reset role')
-  })
-  return result!
-}
 
 async function seedTeam(name: string, ownerId: string) {
   const { rows } = await db.query<{ id: string }>('insert into public.teams (name) values ($1) returning id', [name])
@@ -42,7 +25,7 @@ async function seedTeam(name: string, ownerId: string) {
 
 beforeAll(async () => {
   ({ db, close } = await freshDatabase())
-  for (const who of Object.keys(users) as (keyof typeof users)[]) users[who] = await makeUser(`keys-rls-${who}`)
+  for (const who of Object.keys(users) as (keyof typeof users)[]) users[who] = await makeUser(db, `keys-rls-${who}`)
   teams.mine = await seedTeam('Mine', users.owner)
   teams.other = await seedTeam('Other', users.outsider)
   await db.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'member')`, [teams.mine, users.member])
@@ -52,7 +35,7 @@ afterAll(() => close?.())
 describe('row-level security of api_keys and the domain tables', () => {
   it('shows a member only their own team\'s keys and records', async () => {
     for (const userId of [users.owner, users.member]) {
-      const seen = await asUser(userId, async (tx) => {
+      const seen = await asUser(db, userId, async (tx) => {
         const keys = await tx.query<{ team_id: string }>('select team_id from public.api_keys')
         const records = await Promise.all(domainTables.map(table => tx.query<{ team_id: string }>(`select team_id from public.${table}`)))
         return [keys, ...records].map(result => result.rows.map(row => row.team_id))
@@ -62,9 +45,9 @@ describe('row-level security of api_keys and the domain tables', () => {
   })
 
   it('never lets key_hash be read, even by an owner', async () => {
-    await expect(asUser(users.owner, tx => tx.query('select key_hash from public.api_keys'))).rejects.toThrow(/permission denied/)
-    await expect(asUser(users.owner, tx => tx.query('select * from public.api_keys'))).rejects.toThrow(/permission denied/)
-    const { rows } = await asUser(users.owner, tx => tx.query('select name, key_prefix from public.api_keys'))
+    await expect(asUser(db, users.owner, tx => tx.query('select key_hash from public.api_keys'))).rejects.toThrow(/permission denied/)
+    await expect(asUser(db, users.owner, tx => tx.query('select * from public.api_keys'))).rejects.toThrow(/permission denied/)
+    const { rows } = await asUser(db, users.owner, tx => tx.query('select name, key_prefix from public.api_keys'))
     expect(rows).toEqual([{ name: 'k', key_prefix: 'abcdefgh' }])
   })
 
@@ -78,7 +61,7 @@ describe('row-level security of api_keys and the domain tables', () => {
       `insert into public.notes (team_id, created_by, title) values ('${teams.mine}', '${users.owner}', 'x')`,
     ]
     for (const sql of attempts) {
-      await expect(asUser(users.owner, tx => tx.query(sql))).rejects.toThrow(/permission denied/)
+      await expect(asUser(db, users.owner, tx => tx.query(sql))).rejects.toThrow(/permission denied/)
     }
   })
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database, Queryable } from '../../server/utils/db'
+import type { Database } from '../../server/utils/db'
 import { createAuditedClient } from '../../server/utils/audited-client'
 import { ChangedMigrationError, runMigrations } from '../../server/utils/migrations'
 import { loadMigrationFiles } from '../../scripts/load-migrations'
-import { freshDatabase } from '../support/database'
+import { asUser, freshDatabase, makeUser } from '../support/database'
 
 let db: Database
 let close: () => Promise<void>
@@ -12,37 +12,19 @@ beforeAll(async () => {
 })
 afterAll(() => close?.())
 
-async function makeUser(name: string): Promise<string> {
-  const { rows } = await db.query<{ id: string }>(`insert into auth.users (email) values ($1) returning id`, [`${name}@example.com`])
-  await db.query('insert into public.profiles (id, email, name) values ($1, $2, $3)', [rows[0]!.id, `${name}@example.com`, name])
-  return rows[0]!.id
-}
-
 async function makeTeam(name: string, ownerId: string): Promise<string> {
   const { rows } = await db.query<{ id: string }>('insert into public.teams (name) values ($1) returning id', [name])
   await db.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'owner')`, [rows[0]!.id, ownerId])
   return rows[0]!.id
 }
 
-/** Runs `fn` as Supabase's `authenticated` role with the JWT claims of `userId`, then rolls back. */
-async function asUser<T>(userId: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  let result: T
-  await db.transaction(async (tx) => {
-    await tx.query('set local role authenticated')
-    await tx.query(`select set_config('request.jwt.claims', $1, true)`, [JSON.stringify({ sub: userId, role: 'authenticated' })])
-    result = await fn(tx)
-    await tx.query('reset role')
-  })
-  return result!
-}
-
 describe('row-level security as the authenticated role', () => {
   it('shows a member the rows of their teams and none of another team', async () => {
-    const ann = await makeUser('ann')
-    const bob = await makeUser('bob')
+    const ann = await makeUser(db, 'ann')
+    const bob = await makeUser(db, 'bob')
     const annTeam = await makeTeam('Ann team', ann)
     const bobTeam = await makeTeam('Bob team', bob)
-    const seen = await asUser(ann, async tx => ({
+    const seen = await asUser(db, ann, async tx => ({
       teams: (await tx.query<{ id: string }>('select id from public.teams')).rows.map(r => r.id),
       members: (await tx.query<{ team_id: string }>('select team_id from public.team_members')).rows.map(r => r.team_id),
       profiles: (await tx.query<{ id: string }>('select id from public.profiles')).rows.map(r => r.id),
@@ -54,32 +36,32 @@ describe('row-level security as the authenticated role', () => {
     expect(seen.activity).toEqual([annTeam])
     expect(seen.teams).not.toContain(bobTeam)
     // login rate limits are not readable at all
-    await expect(asUser(ann, tx => tx.query('select * from public.rate_limits'))).rejects.toThrow(/permission denied/)
+    await expect(asUser(db, ann, tx => tx.query('select * from public.rate_limits'))).rejects.toThrow(/permission denied/)
   })
 
   it('hides activity from plain members and shows it to admins', async () => {
-    const owner = await makeUser('olga')
-    const member = await makeUser('mike')
+    const owner = await makeUser(db, 'olga')
+    const member = await makeUser(db, 'mike')
     const team = await makeTeam('Olga team', owner)
     await db.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'member')`, [team, member])
-    expect(await asUser(member, async tx => (await tx.query('select 1 from public.activity_log')).rowCount)).toBe(0)
-    expect(await asUser(owner, async tx => (await tx.query('select 1 from public.activity_log')).rowCount)).toBeGreaterThan(0)
+    expect(await asUser(db, member, async tx => (await tx.query('select 1 from public.activity_log')).rowCount)).toBe(0)
+    expect(await asUser(db, owner, async tx => (await tx.query('select 1 from public.activity_log')).rowCount)).toBeGreaterThan(0)
     // members see their teammates' profiles
-    const profiles = await asUser(member, async tx => (await tx.query<{ id: string }>('select id from public.profiles order by name')).rows.map(r => r.id))
+    const profiles = await asUser(db, member, async tx => (await tx.query<{ id: string }>('select id from public.profiles order by name')).rows.map(r => r.id))
     expect(profiles.sort()).toEqual([owner, member].sort())
   })
 
   it('gives the authenticated role no way to write', async () => {
-    const ann = await makeUser('writer')
+    const ann = await makeUser(db, 'writer')
     const team = await makeTeam('Write team', ann)
-    await expect(asUser(ann, tx => tx.query(`update public.teams set name = 'x' where id = $1`, [team]))).rejects.toThrow(/permission denied/)
-    await expect(asUser(ann, tx => tx.query(`insert into public.activity_log (team_id, source, table_name, action) values ($1, 'web', 'teams', 'insert')`, [team]))).rejects.toThrow(/permission denied/)
+    await expect(asUser(db, ann, tx => tx.query(`update public.teams set name = 'x' where id = $1`, [team]))).rejects.toThrow(/permission denied/)
+    await expect(asUser(db, ann, tx => tx.query(`insert into public.activity_log (team_id, source, table_name, action) values ($1, 'web', 'teams', 'insert')`, [team]))).rejects.toThrow(/permission denied/)
   })
 })
 
 describe('audited client', () => {
   it('attributes a write to the actor, team, source and source_ref in the same transaction', async () => {
-    const ann = await makeUser('audit')
+    const ann = await makeUser(db, 'audit')
     const team = await makeTeam('Audit team', ann)
     const client = createAuditedClient(db, { actorId: ann, teamId: team, source: 'chat', sourceRef: 'chat-123' })
     await client.query('update public.teams set name = $2 where id = $1', [team, 'Audited'])
@@ -88,7 +70,7 @@ describe('audited client', () => {
   })
 
   it('rolls the log entry back with a failed transaction', async () => {
-    const ann = await makeUser('rollback')
+    const ann = await makeUser(db, 'rollback')
     const team = await makeTeam('Rollback team', ann)
     const client = createAuditedClient(db, { actorId: ann, teamId: team, source: 'web' })
     await expect(client.transaction(async (tx) => {
@@ -101,7 +83,7 @@ describe('audited client', () => {
   })
 
   it('logs source system when no context is set', async () => {
-    const ann = await makeUser('system')
+    const ann = await makeUser(db, 'system')
     const team = await makeTeam('System team', ann)
     const { rows } = await db.query(`select source, actor_id from public.activity_log where record_id = $1`, [team])
     expect(rows).toEqual([{ source: 'system', actor_id: null }])

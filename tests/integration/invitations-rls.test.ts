@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database, Queryable } from '../../server/utils/db'
+import type { Database } from '../../server/utils/db'
 import { ensureWebhookSecret, fireWebhook } from '../../server/utils/webhooks'
-import { freshDatabase } from '../support/database'
+import { asUser, freshDatabase, makeUser } from '../support/database'
 
 // Row-level security of the invitation and webhook tables, as Supabase's `authenticated` role.
 let db: Database
@@ -9,26 +9,9 @@ let close: () => Promise<void>
 let teamId: string
 const users: Record<'owner' | 'admin' | 'member' | 'outsider', string> = { owner: '', admin: '', member: '', outsider: '' }
 
-async function makeUser(name: string): Promise<string> {
-  const { rows } = await db.query<{ id: string }>('insert into auth.users (email) values ($1) returning id', [`${name}@example.com`])
-  await db.query('insert into public.profiles (id, email, name) values ($1, $2, $3)', [rows[0]!.id, `${name}@example.com`, name])
-  return rows[0]!.id
-}
-
-async function asUser<T>(userId: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  let result: T
-  await db.transaction(async (tx) => {
-    await tx.query('set local role authenticated')
-    await tx.query(`select set_config('request.jwt.claims', $1, true)`, [JSON.stringify({ sub: userId, role: 'authenticated' })])
-    result = await fn(tx)
-    await tx.query('reset role')
-  })
-  return result!
-}
-
 beforeAll(async () => {
   ({ db, close } = await freshDatabase())
-  for (const role of Object.keys(users) as (keyof typeof users)[]) users[role] = await makeUser(`rls-${role}`)
+  for (const role of Object.keys(users) as (keyof typeof users)[]) users[role] = await makeUser(db, `rls-${role}`)
   const { rows } = await db.query<{ id: string }>(`insert into public.teams (name, webhook_url) values ('RLS team', 'https://hooks.example.com/in') returning id`)
   teamId = rows[0]!.id
   for (const role of ['owner', 'admin', 'member'] as const) {
@@ -50,7 +33,7 @@ afterAll(() => close?.())
 const tables = ['invitations', 'webhook_secrets', 'webhook_deliveries', 'webhook_attempts'] as const
 
 async function visibleCounts(userId: string) {
-  return asUser(userId, async (tx) => {
+  return asUser(db, userId, async (tx) => {
     const counts: Record<string, number> = {}
     for (const table of tables) {
       const column = table === 'webhook_secrets' ? 'team_id' : 'id'
@@ -71,16 +54,16 @@ describe('row-level security of invitations and webhooks', () => {
   })
 
   it('never lets the token columns be read, even by an owner', async () => {
-    await expect(asUser(users.owner, tx => tx.query('select token_hash from public.invitations'))).rejects.toThrow(/permission denied/)
-    await expect(asUser(users.owner, tx => tx.query('select token_encrypted from public.invitations'))).rejects.toThrow(/permission denied/)
-    const { rows } = await asUser(users.owner, tx => tx.query<{ email: string }>('select email from public.invitations'))
+    await expect(asUser(db, users.owner, tx => tx.query('select token_hash from public.invitations'))).rejects.toThrow(/permission denied/)
+    await expect(asUser(db, users.owner, tx => tx.query('select token_encrypted from public.invitations'))).rejects.toThrow(/permission denied/)
+    const { rows } = await asUser(db, users.owner, tx => tx.query<{ email: string }>('select email from public.invitations'))
     expect(rows).toEqual([{ email: 'guest@example.com' }])
   })
 
   it('gives the authenticated role no way to write', async () => {
-    await expect(asUser(users.owner, tx => tx.query(`update public.invitations set role = 'admin'`))).rejects.toThrow(/permission denied/)
-    await expect(asUser(users.owner, tx => tx.query(`delete from public.webhook_deliveries`))).rejects.toThrow(/permission denied/)
-    await expect(asUser(users.owner, tx => tx.query(`update public.webhook_secrets set secret = 'whsec_AAAA'`))).rejects.toThrow(/permission denied/)
+    await expect(asUser(db, users.owner, tx => tx.query(`update public.invitations set role = 'admin'`))).rejects.toThrow(/permission denied/)
+    await expect(asUser(db, users.owner, tx => tx.query(`delete from public.webhook_deliveries`))).rejects.toThrow(/permission denied/)
+    await expect(asUser(db, users.owner, tx => tx.query(`update public.webhook_secrets set secret = 'whsec_AAAA'`))).rejects.toThrow(/permission denied/)
   })
 
   it('keeps one open invitation per team and e-mail, and stores e-mails in lower case', async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { createDatabase, type Database } from '../../server/utils/db'
+import { createDatabase, type Database, type Queryable } from '../../server/utils/db'
 import { runMigrations } from '../../server/utils/migrations'
 import { loadMigrationFiles } from '../../scripts/load-migrations'
 
@@ -54,4 +54,22 @@ export async function freshDatabase(): Promise<{ db: Database, close: () => Prom
       await server.drop()
     },
   }
+}
+
+/** Inserts an account and its profile directly (as a fixture for database-level tests); returns its id. */
+export async function makeUser(db: Queryable, name: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>('insert into auth.users (email) values ($1) returning id', [`${name}@example.com`])
+  await db.query('insert into public.profiles (id, email, name) values ($1, $2, $3)', [rows[0]!.id, `${name}@example.com`, name])
+  return rows[0]!.id
+}
+
+/** Runs `fn` as Supabase's `authenticated` role with the JWT claims of `userId`, inside a transaction. */
+export async function asUser<T>(db: Database, userId: string, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.query('set local role authenticated')
+    await tx.query(`select set_config('request.jwt.claims', $1, true)`, [JSON.stringify({ sub: userId, role: 'authenticated' })])
+    const result = await fn(tx)
+    await tx.query('reset role')
+    return result
+  })
 }
