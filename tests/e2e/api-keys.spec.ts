@@ -1,8 +1,9 @@
-import { expect, test, type Page } from '@playwright/test'
+import { expect, test } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
+import { e2ePassword, signInPage } from '../support/browser'
 import { addMember, createTeam, signUp, uniqueEmail } from '../support/http'
 
-const password = 'correct horse battery'
+const password = e2ePassword
 let app: TestApp
 
 test.beforeAll(async () => {
@@ -13,13 +14,6 @@ test.afterAll(async () => {
   await app?.stop()
 })
 
-async function signIn(page: Page, email: string, redirect: string) {
-  await page.goto(`${app.url}/login?redirect=${encodeURIComponent(redirect)}`)
-  await page.getByLabel('E-mail').fill(email)
-  await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-}
-
 const callTasks = (key: string) => fetch(`${app.url}/api/v1/tasks`, { headers: { authorization: `Bearer ${key}` } })
 
 test('an owner creates a key, an integration uses it, the owner revokes it and the next call is refused', async ({ page }) => {
@@ -27,7 +21,7 @@ test('an owner creates a key, an integration uses it, the owner revokes it and t
   const owner = await signUp(app, { email, password, name: 'Kim Keys' })
   await createTeam(owner, 'Key Team')
 
-  await signIn(page, email, '/app/settings/api-keys')
+  await signInPage(page, app.url, email, '/app/settings/api-keys')
   await expect(page).toHaveURL(`${app.url}/app/settings/api-keys`)
   await expect(page.getByText('No API keys yet')).toBeVisible()
   await page.screenshot({ path: 'test-results/api-keys-empty.png' })
@@ -89,7 +83,7 @@ test('a member sees no API Keys tab and is sent back to settings', async ({ page
   await addMember(app, teamId, member, 'member')
   await member.put('/api/auth/current-team', { team_id: teamId })
 
-  await signIn(page, email, '/app/settings/api-keys')
+  await signInPage(page, app.url, email, '/app/settings/api-keys')
   await expect(page).toHaveURL(`${app.url}/app/settings`)
   await expect(page.getByRole('link', { name: 'Members' })).toBeVisible()
   await expect(page.getByRole('link', { name: 'API Keys' })).toHaveCount(0)

@@ -1,9 +1,10 @@
-import { expect, test, type Page } from '@playwright/test'
+import { expect, test } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
+import { e2ePassword, signInPage } from '../support/browser'
 import { createTeam, signUp, uniqueEmail } from '../support/http'
 import { lastToolResult, startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
 
-const password = 'correct horse battery'
+const password = e2ePassword
 let app: TestApp
 let model: ScriptedModelServer
 
@@ -17,23 +18,13 @@ test.afterAll(async () => {
   await model?.close()
 })
 
-async function open(page: Page, path: string) {
-  await page.goto(`${app.url}${path}`)
-  await page.waitForLoadState('networkidle')
-  // hydrated: Vue has mounted the app on its container
-  await page.waitForFunction(() => Boolean((document.querySelector('#__nuxt') as { __vue_app__?: unknown } | null)?.__vue_app__))
-}
-
 test('a member asks a question, sees the SQL and the streamed answer, approves a write and finds it in Activity', async ({ page }) => {
   const email = uniqueEmail('chat')
   const owner = await signUp(app, { email, name: 'Grace Hopper', password })
   const teamId = await createTeam(owner, 'Compilers')
   await app.db.query(`insert into public.tasks (team_id, created_by, title) values ($1, $2, 'Draft the budget')`, [teamId, owner.user!.id])
 
-  await open(page, `/login?redirect=${encodeURIComponent('/app/chat')}`)
-  await page.getByLabel('E-mail').fill(email)
-  await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await signInPage(page, app.url, email, '/app/chat')
   await expect(page).toHaveURL(`${app.url}/app/chat`)
   await expect(page.getByRole('navigation', { name: 'Workspace' }).getByRole('link', { name: 'Chat' })).toBeVisible()
 

@@ -1,8 +1,9 @@
-import { expect, test, type Page } from '@playwright/test'
+import { expect, test } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
+import { e2ePassword, openPage, signInPage } from '../support/browser'
 import { addMember, createTeam, signUp, uniqueEmail } from '../support/http'
 
-const password = 'correct horse battery'
+const password = e2ePassword
 let app: TestApp
 
 test.beforeAll(async () => {
@@ -13,24 +14,11 @@ test.afterAll(async () => {
   await app?.stop()
 })
 
-/** Opens a page and waits until Vue has hydrated it, so that typing is not lost. */
-async function open(page: Page, path: string) {
-  await page.goto(`${app.url}${path}`)
-  await page.waitForLoadState('networkidle')
-}
-
-async function signIn(page: Page, email: string, redirect: string) {
-  await open(page, `/login?redirect=${encodeURIComponent(redirect)}`)
-  await page.getByLabel('E-mail').fill(email)
-  await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-}
-
 test('a new user signs up, creates a team, renames it and sees the rename in Activity', async ({ page }) => {
   const pageErrors: string[] = []
   page.on('pageerror', error => pageErrors.push(error.message))
   await page.emulateMedia({ colorScheme: 'light' })
-  await open(page, '/signup')
+  await openPage(page, app.url, '/signup')
   await page.getByLabel('Name').fill('Ada Lovelace')
   await page.getByLabel('E-mail').fill(uniqueEmail('ada'))
   await page.getByLabel('Password').fill(password)
@@ -88,7 +76,7 @@ test('a new user signs up, creates a team, renames it and sees the rename in Act
   await page.getByTestId('user-menu').click()
   await page.getByRole('menuitem', { name: 'Sign out' }).click()
   await expect(page).toHaveURL(`${app.url}/login`)
-  await open(page, '/app/settings')
+  await openPage(page, app.url, '/app/settings')
   await expect(page).toHaveURL(`${app.url}/login?redirect=/app/settings`)
   expect(pageErrors).toEqual([])
 })
@@ -104,7 +92,7 @@ test('a signed-out visit to Activity goes to sign-in and back; the list pages by
   const otherTeamId = await createTeam(other, 'Other team')
   await addMember(app, otherTeamId, owner, 'member')
 
-  await open(page, '/app/activity')
+  await openPage(page, app.url, '/app/activity')
   await expect(page).toHaveURL(`${app.url}/login?redirect=/app/activity`)
   await page.getByLabel('E-mail').fill(owner.user!.email)
   await page.getByLabel('Password').fill(password)
@@ -121,7 +109,7 @@ test('a signed-out visit to Activity goes to sign-in and back; the list pages by
   await expect(rows.filter({ hasText: 'insert' })).toHaveCount(2)
   // the page and the filters are kept in the address
   await expect(page).toHaveURL(`${app.url}/app/activity?page=2`)
-  await open(page, '/app/activity?action=insert&table=team_members')
+  await openPage(page, app.url, '/app/activity?action=insert&table=team_members')
   await expect(rows).toHaveCount(1)
   await expect(page.getByLabel('Filter by table')).toHaveValue('team_members')
 
@@ -139,7 +127,7 @@ test('a member sees neither the API Keys tab nor Activity, and is sent away from
   const member = await signUp(app, { email: memberEmail, password, name: 'Mary Member' })
   await addMember(app, teamId, member, 'member')
 
-  await signIn(page, memberEmail, '/app/settings')
+  await signInPage(page, app.url, memberEmail, '/app/settings')
   await expect(page).toHaveURL(`${app.url}/app/settings`)
   const tabs = page.getByRole('navigation', { name: 'Settings sections' })
   await expect(tabs.getByRole('link', { name: 'Members' })).toBeVisible()
@@ -165,7 +153,7 @@ test('an owner changes a member\'s role and removes them after confirming', asyn
   const member = await signUp(app, { email: uniqueEmail('mo'), password, name: 'Moe Member' })
   await addMember(app, teamId, member, 'member')
 
-  await signIn(page, ownerEmail, '/app/settings/members')
+  await signInPage(page, app.url, ownerEmail, '/app/settings/members')
   await expect(page).toHaveURL(`${app.url}/app/settings/members`)
   await page.emulateMedia({ colorScheme: 'dark' })
   await page.screenshot({ path: test.info().outputPath('members-dark.png'), fullPage: true })

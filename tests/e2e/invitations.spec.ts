@@ -1,9 +1,10 @@
-import { expect, test, type Page } from '@playwright/test'
+import { expect, test } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
+import { e2ePassword, signInPage } from '../support/browser'
 import { addMember, createTeam, signUp, uniqueEmail } from '../support/http'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
 
-const password = 'correct horse battery'
+const password = e2ePassword
 let app: TestApp
 let receiver: WebhookReceiver
 
@@ -17,13 +18,6 @@ test.afterAll(async () => {
   await app?.stop()
 })
 
-async function signIn(page: Page, email: string, redirect: string) {
-  await page.goto(`${app.url}/login?redirect=${encodeURIComponent(redirect)}`)
-  await page.getByLabel('E-mail').fill(email)
-  await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-}
-
 test('an admin invites an e-mail, the invitee signs up through the copied link and joins', async ({ browser }) => {
   const owner = await signUp(app, { name: 'Olga Owner', password })
   const teamId = await createTeam(owner, 'Invite Crew')
@@ -35,7 +29,7 @@ test('an admin invites an e-mail, the invitee signs up through the copied link a
 
   const adminContext = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] })
   const adminPage = await adminContext.newPage()
-  await signIn(adminPage, admin.user!.email, '/app/settings/members')
+  await signInPage(adminPage, app.url, admin.user!.email, '/app/settings/members')
   await expect(adminPage).toHaveURL(`${app.url}/app/settings/members`)
 
   await adminPage.getByRole('button', { name: 'Invite member' }).click()
@@ -99,7 +93,7 @@ test('an admin sees the signing secret, sends a test event and sees the delivery
   receiver.secret = secret
   const before = receiver.received.length
 
-  await signIn(page, owner.user!.email, '/app/settings')
+  await signInPage(page, app.url, owner.user!.email, '/app/settings')
   await expect(page).toHaveURL(`${app.url}/app/settings`)
   const secretField = page.getByRole('textbox', { name: 'Signing secret' })
   await expect(secretField).not.toHaveValue(secret)
