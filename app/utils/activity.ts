@@ -1,4 +1,5 @@
 import type { ActivityEntry } from '#shared/types/api'
+import { activityActions, activitySources } from '#shared/utils/schemas'
 
 /** The filters of the Activity page; `all` and an empty table mean no filter. */
 export interface ActivityFilterState {
