@@ -10,17 +10,17 @@ import { hostileStatements, otherTeamPlaceholder } from '../unit/sql-guard-corpu
 // What the database layer alone lets through (no other team's rows, nothing written, only a
 // read that the parser refuses): reads of the catalog and of the chat's own team setting, and an
 // advisory lock that the runner releases after the statement. Each is named here, and the guard
-// is shown to refuse it. (pg_stats would show sampled values of granted tables once ANALYZE has
-// run: one more reason the parser refuses every catalog read.)
+// is shown to refuse it. (Column statistics are not among them: PUBLIC may not read pg_stats,
+// which would show sampled values of every team once ANALYZE has run.)
 const parserOnly: Record<'pglite' | 'postgres', string[]> = {
   postgres: [
-    'user list', 'column statistics', 'relation list', 'information schema', 'other sessions\' queries',
+    'user list', 'relation list', 'information schema', 'other sessions\' queries',
     'regclass cast', 'reading the team setting', 'calling current_chat_team to compare', 'query_to_xml',
     'advisory lock',
   ],
   // PGlite runs in one thread without timers: statement_timeout never fires there
   pglite: [
-    'user list', 'column statistics', 'relation list', 'information schema', 'other sessions\' queries',
+    'user list', 'relation list', 'information schema', 'other sessions\' queries',
     'regclass cast', 'reading the team setting', 'calling current_chat_team to compare', 'query_to_xml',
     'advisory lock', 'sleep', 'sleep in VALUES', 'sleep in a WHERE',
   ],
@@ -109,6 +109,14 @@ describe(`the database layer alone, bypassing the parser (${kind})`, () => {
       const statement = hostileStatements.find(s => s.name === name)!
       expect(await checkChatSql(statement.sql, tables), name).toMatchObject({ ok: false })
     }
+  })
+
+  it('refuses column statistics, which would show sampled values of other teams after ANALYZE', async () => {
+    await db.query('analyze public.tasks')
+    const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from pg_stats where tablename = 'tasks'`)
+    expect(rows[0]!.n).toBeGreaterThan(0)
+    await expect(executeChatStatement(target, `select most_common_vals::text from pg_stats where tablename = 'tasks'`, teamA))
+      .rejects.toThrow(/permission denied/)
   })
 
   it('shows only the chat team\'s rows, whatever the WHERE clause says', async () => {
