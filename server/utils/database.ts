@@ -32,9 +32,9 @@ async function openDatabase(): Promise<Database> {
   if (applied.length) console.info(`[db] Applied ${applied.length} migration(s): ${applied.join(', ')}`)
   const shouldSeed = config.seedDemo ? config.seedDemo === 'true' : db.kind === 'pglite'
   if (shouldSeed) await seedDemo(db)
-  if (db.kind === 'pglite' && config.pgliteSocketPort) {
+  if (db.pglite && config.pgliteSocketPort) {
     const server = new PGLiteSocketServer({
-      db: (db as Database & { pglite: ConstructorParameters<typeof PGLiteSocketServer>[0]['db'] }).pglite,
+      db: db.pglite,
       port: Number(config.pgliteSocketPort),
       host: '127.0.0.1',
       maxConnections: 10,

@@ -17,6 +17,8 @@ export interface Queryable {
 /** One interface over PGlite and node-postgres. */
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres'
+  /** The embedded instance itself (PGlite only), e.g. to serve it on a socket. */
+  readonly pglite?: PGlite
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
@@ -71,7 +73,7 @@ function createPostgres(url: string, max: number): Database {
   }
 }
 
-function createPglite(dataDir: string): Database & { pglite: PGlite } {
+function createPglite(dataDir: string): Database {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true })
   const pglite = new PGlite(dataDir, {
     parsers: { [pgliteTypes.INT8]: (value: string) => Number(value), [pgliteTypes.DATE]: (value: string) => value },

@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Database } from '../../server/utils/db'
@@ -74,7 +73,7 @@ beforeAll(async () => {
     target = { kind: 'postgres', pool: chatPool }
   }
   else {
-    target = { kind: 'pglite', pglite: (db as Database & { pglite: PGlite }).pglite }
+    target = { kind: 'pglite', pglite: db.pglite! }
   }
 })
 afterAll(async () => {

@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto'
-import type { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import type { Database } from '../db'
 import type { ChatQueryTarget } from './query-runner'
@@ -44,7 +43,7 @@ let target: Promise<ChatQueryTarget> | undefined
 export function useChatQueryTarget(): Promise<ChatQueryTarget> {
   target ??= useDb().then(async (db): Promise<ChatQueryTarget> => db.kind === 'postgres'
     ? { kind: 'postgres', pool: await openChatPool(db) }
-    : { kind: 'pglite', pglite: (db as Database & { pglite: PGlite }).pglite })
+    : { kind: 'pglite', pglite: db.pglite! })
     .catch((error) => {
       target = undefined
       throw error
