@@ -9,6 +9,8 @@ export default defineNuxtConfig({
 
   devtools: { enabled: false },
 
+  app: { head: { htmlAttrs: { lang: 'en' } } },
+
   css: ['~/assets/css/main.css'],
 
   runtimeConfig: {
@@ -29,14 +31,23 @@ export default defineNuxtConfig({
     // On a Postgres server: the connection string of the chat's query pool (a login role that is a
     // member of chat_reader only). Empty: chat_gateway on DATABASE_URL, its password derived from the app secret.
     chatDatabaseUrl: '',
+    // Tokens (input + output) a team's chats may use per calendar month; empty: no cap.
+    chatTeamMonthlyTokens: '',
+    // The planner cost (EXPLAIN) above which the chat refuses a statement without running it; default 100000.
+    chatMaxQueryCost: '',
     baseUrl: '',
     // Webhooks (issue 4): 'true' lets webhook URLs reach private, loopback and link-local addresses
-    // (local development, tests). The other three are test knobs: retry delays in seconds
-    // ('1,1,2'; default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), the timeout and the outbox poll interval.
+    // (local development, tests). The others are test knobs: retry delays in seconds
+    // ('1,1,2'; default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), the timeout, the outbox poll interval,
+    // the claim lease (default twice the timeout + 5 s) and the auto-disable job's interval (default 1 min).
     webhookAllowPrivateNetworks: '',
     webhookRetrySchedule: '',
     webhookTimeoutMs: '',
     webhookPollIntervalMs: '',
+    webhookLeaseSeconds: '',
+    webhookMaintenanceIntervalMs: '',
+    // How often each instance runs the activity retention purge (default 30 s; tests make it shorter).
+    activityPurgeIntervalMs: '',
     session: {
       password: '',
       cookie: { sameSite: 'lax' },
@@ -58,11 +69,15 @@ export default defineNuxtConfig({
         serverAssets?: { baseName: string, dir: string }[]
         output?: { dir?: string }
         externals?: { traceInclude?: string[] }
+        compressPublicAssets?: boolean | { gzip?: boolean, brotli?: boolean }
       }
       const existing = nitroConfig.errorHandler
       nitroConfig.errorHandler = ['~~/server/error', ...(Array.isArray(existing) ? existing : existing ? [existing] : [])]
       // migrations and seed are bundled with the server, which applies them at start
       nitroConfig.serverAssets = [...(nitroConfig.serverAssets ?? []), { baseName: 'supabase', dir: '../supabase' }]
+      // the client's files are stored gzip- and brotli-compressed beside the originals, and served
+      // compressed to browsers that accept it (the entry chunk is about a quarter of its size)
+      nitroConfig.compressPublicAssets = { gzip: true, brotli: true }
       if (buildRoot) nitroConfig.output = { ...nitroConfig.output, dir: `${buildRoot}/output` }
       // the chat's SQL parser loads its .wasm from beside its script, which file tracing cannot see
       nitroConfig.externals = {

@@ -14,7 +14,7 @@ import { createServer as createNetServer } from 'node:net'
 import { resolve } from 'node:path'
 import pg from 'pg'
 import { generateApiKey } from '../server/utils/api-keys'
-import { createDatabase } from '../server/utils/db'
+import { createDatabase } from '../server/utils/db-drivers'
 import { listRecordsSql } from '../server/utils/records'
 import { readCatalog } from '../server/utils/table-registry'
 
@@ -69,7 +69,7 @@ async function start(args: string[], env: Record<string, string>, probe: string)
 
 /** The minimal handler: node:http + pg, the app's list SQL for tasks, no auth, no framework. */
 async function runMinimalServer(databaseUrl: string, port: number) {
-  // the same type parsers as the app (server/utils/db.ts)
+  // the same type parsers as the app (server/utils/db-drivers.ts)
   pg.types.setTypeParser(20, value => Number(value))
   pg.types.setTypeParser(1082, value => value)
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 })

@@ -1,7 +1,7 @@
 // npm run db:migrate: applies supabase/migrations to DATABASE_URL, or to the embedded
 // database in PGLITE_DATA_DIR (default .data/db) when DATABASE_URL is unset.
 // Stop the app first when it runs on the embedded database (one process per PGlite folder).
-import { createDatabase } from '../server/utils/db'
+import { createDatabase } from '../server/utils/db-drivers'
 import { runMigrations } from '../server/utils/migrations'
 import { loadMigrationFiles } from './load-migrations'
 

@@ -9,7 +9,7 @@ const ownersAndAdmins: readonly Role[] = ['owner', 'admin']
 const everyone: readonly Role[] = roles
 const nobody: readonly Role[] = []
 
-/** Every named permission and the roles that hold it (SPEC.md, API.md). */
+/** Every named permission and the roles that hold it. */
 export const permissions = {
   'api_keys.view': ownersAndAdmins,
   'api_keys.create': ownersAndAdmins,

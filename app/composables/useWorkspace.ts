@@ -12,8 +12,12 @@ export function useWorkspace() {
     try {
       me.value = await requestFetch<Me>('/api/auth/me')
     }
-    catch {
+    catch (error) {
       me.value = null
+      // only a 401 means signed out: while the server cannot answer (503, its database is down)
+      // the page shows that error rather than the sign-in form
+      const status = (error as { statusCode?: number }).statusCode ?? 0
+      if (status >= 500) throw createError({ statusCode: status, statusMessage: 'The service is unavailable; try again in a few seconds', fatal: true })
     }
     return me.value
   }

@@ -1,5 +1,6 @@
-// Ready once the database is open and migrated.
+// Ready once the database is open and migrated, and answers now (503 while it cannot be reached).
 export default defineEventHandler(async () => {
-  await useDb()
+  const db = await useDb()
+  await db.query('select 1')
   return { ok: true }
 })

@@ -1,9 +1,41 @@
-// Request bodies above 1 MiB are refused before anything reads them.
+import type { H3Event } from 'h3'
+
+// Request bodies above 1 MiB are refused: by their Content-Length before anything is read, and
+// otherwise (chunked, or a Content-Length that lies) by counting the bytes as they arrive.
 const maxBodyBytes = 1024 * 1024
 
-export default defineEventHandler((event) => {
-  const length = Number(getRequestHeader(event, 'content-length') ?? 0)
-  if (length > maxBodyBytes) {
-    throw createError({ statusCode: 413, statusMessage: `The request body is larger than ${maxBodyBytes} bytes` })
-  }
+const tooLarge = () => createError({ statusCode: 413, statusMessage: `The request body is larger than ${maxBodyBytes} bytes` })
+
+/** Reads the request body up to the limit; the handlers' body readers then use this buffer. */
+function readLimitedBody(event: H3Event): Promise<Buffer> {
+  const request = event.node.req
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= maxBodyBytes) {
+        chunks.push(chunk)
+        return
+      }
+      request.off('data', onData)
+      // the rest of the body is drained and dropped; the connection closes after the answer
+      request.resume()
+      setResponseHeader(event, 'connection', 'close')
+      reject(tooLarge())
+    }
+    request.on('data', onData)
+    request.once('end', () => resolve(Buffer.concat(chunks)))
+    request.once('error', reject)
+  })
+}
+
+export default defineEventHandler(async (event) => {
+  const length = getRequestHeader(event, 'content-length')
+  if (Number(length ?? 0) > maxBodyBytes) throw tooLarge()
+  const chunked = /\bchunked\b/i.test(getRequestHeader(event, 'transfer-encoding') ?? '')
+  if (!chunked && !Number(length)) return
+  // h3's readBody/readRawBody take a body already read from here
+  // (Buffer.concat allocates a plain ArrayBuffer, never a shared one)
+  event._requestBody = await readLimitedBody(event) as Uint8Array<ArrayBuffer>
 })

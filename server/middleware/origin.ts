@@ -1,5 +1,5 @@
 // A state-changing request on a session route whose Origin names another site is refused:
-// the session cookie must not be usable from elsewhere (API.md). /api/v1 uses bearer keys.
+// the session cookie must not be usable from elsewhere. /api/v1 uses bearer keys.
 const stateChanging = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 export default defineEventHandler((event) => {

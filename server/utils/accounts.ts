@@ -1,9 +1,10 @@
 import type { User } from '#auth-utils'
-import { isUniqueViolation, type Database } from './db'
+import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
+import { isUniqueViolation, type Database } from './db-drivers'
 import type { TeamSummary } from '#shared/types/api'
 
 const loginWindowMinutes = 15
-const maxLoginFailures = 10
+const maxLoginAttempts = 10
 
 /** Creates a local account and its profile; null when the e-mail is taken. */
 export async function createAccount(db: Database, input: { email: string, password: string, name: string }): Promise<User | null> {
@@ -25,20 +26,24 @@ export async function createAccount(db: Database, input: { email: string, passwo
   })
 }
 
-/** Seconds until another login may be tried for this e-mail, or 0 when it may be tried now. */
-export async function loginRetryAfter(db: Database, email: string): Promise<number> {
-  const { rows } = await db.query<{ failures: number, retry_after: number | null }>(
-    `select count(*)::int as failures,
-            ceil(extract(epoch from (min(created_at) + make_interval(mins => $2) - now())))::int as retry_after
-     from public.rate_limits
-     where key = $1 and created_at > now() - make_interval(mins => $2)`,
-    [`login:${email}`, loginWindowMinutes],
+/**
+ * Counts a sign-in attempt for this e-mail and decides in the same statement: the seconds until
+ * another attempt may be made when this one is over the limit, else 0 (the attempt may go on).
+ */
+export async function claimLoginAttempt(db: Database, email: string): Promise<number> {
+  const { rows } = await db.query<{ attempts: number, retry_after: number }>(
+    `insert into public.login_attempts as a (key) values ($1)
+     on conflict (key) do update set
+       attempts = case when a.window_started_at <= now() - make_interval(mins => $2) then 1 else a.attempts + 1 end,
+       window_started_at = case when a.window_started_at <= now() - make_interval(mins => $2) then now() else a.window_started_at end
+     returning attempts, ceil(extract(epoch from (window_started_at + make_interval(mins => $2) - now())))::int as retry_after`,
+    [email, loginWindowMinutes],
   )
-  const { failures, retry_after } = rows[0]!
-  return failures >= maxLoginFailures ? Math.max(1, retry_after ?? 1) : 0
+  const { attempts, retry_after } = rows[0]!
+  return attempts > maxLoginAttempts ? Math.max(1, retry_after) : 0
 }
 
-/** The account for these credentials, or null (and the failure is counted). */
+/** The account for these credentials, or null; a success ends the e-mail's throttling window. */
 export async function verifyCredentials(db: Database, email: string, password: string): Promise<User | null> {
   const { rows } = await db.query<User & { encrypted_password: string }>(
     `select p.id, p.email, p.name, u.encrypted_password
@@ -47,21 +52,45 @@ export async function verifyCredentials(db: Database, email: string, password: s
     [email],
   )
   const account = rows[0]
-  if (account && await verifyPassword(account.encrypted_password, password)) {
-    return { id: account.id, email: account.email, name: account.name }
-  }
-  await db.query('insert into public.rate_limits (key) values ($1)', [`login:${email}`])
-  return null
+  if (!account || !await verifyPassword(account.encrypted_password, password)) return null
+  await db.query('delete from public.login_attempts where key = $1', [email])
+  return { id: account.id, email: account.email, name: account.name }
 }
 
-/** The teams a user belongs to, oldest membership first. */
-export async function listUserTeams(db: Database, userId: string): Promise<TeamSummary[]> {
-  const { rows } = await db.query<TeamSummary>(
+/**
+ * Signs in: `retryAfter` (seconds) while the e-mail is throttled, a 401 for wrong credentials,
+ * else the user and the team to make current.
+ */
+export async function signIn(db: Database, email: string, password: string): Promise<{ user: User, currentTeamId: string | null } | { retryAfter: number }> {
+  const retryAfter = await claimLoginAttempt(db, email)
+  if (retryAfter) return { retryAfter }
+  const user = await verifyCredentials(db, email, password)
+  if (!user) throw createError({ statusCode: 401, statusMessage: 'Wrong e-mail or password' })
+  const { current } = await userTeams(createAuditedClient(db, { actorId: user.id, teamId: null, source: 'web' }))
+  return { user, currentTeamId: current?.id ?? null }
+}
+
+/** The client's user's teams and the current one: the session's choice while still a member of it, else the oldest membership. */
+export async function userTeams(client: AuditedClient, preferredTeamId?: string | null): Promise<{ teams: TeamSummary[], current: TeamSummary | null }> {
+  const teams = await listUserTeams(client)
+  return { teams, current: teams.find(team => team.id === preferredTeamId) ?? teams[0] ?? null }
+}
+
+/** The team the client's user switches to; 404 unless they are a member of it. */
+export async function requireUserTeam(client: AuditedClient, teamId: string): Promise<TeamSummary> {
+  const team = (await listUserTeams(client)).find(candidate => candidate.id === teamId)
+  if (!team) throw createError({ statusCode: 404, statusMessage: 'Team not found' })
+  return team
+}
+
+/** The teams the client's user belongs to, oldest membership first. */
+async function listUserTeams(client: AuditedClient): Promise<TeamSummary[]> {
+  const { rows } = await client.read<TeamSummary>(
     `select t.id, t.name, m.role
      from public.team_members m join public.teams t on t.id = m.team_id
      where m.user_id = $1
      order by m.created_at, t.name`,
-    [userId],
+    [requireActor(client)],
   )
   return rows
 }

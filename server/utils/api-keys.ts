@@ -3,14 +3,14 @@ import type { H3Event } from 'h3'
 import type { z } from 'zod'
 import type { ApiKey, CreatedApiKey, CreateApiKeyBody } from '#shared/utils/api-keys'
 import { createAuditedClient, type AuditedClient } from './audited-client'
-import type { Database } from './db'
+import type { Database } from './db-drivers'
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
 export function hashApiKey(rawKey: string): string {
   return createHash('sha256').update(rawKey).digest('hex')
 }
 
-/** A new key (SPEC.md): 32 random bytes, base64url (43 characters); prefix = first 8; hash = SHA-256 hex. */
+/** A new key: 32 random bytes, base64url (43 characters); prefix = first 8; hash = SHA-256 hex. */
 export function generateApiKey(): { key: string, prefix: string, hash: string } {
   const key = randomBytes(32).toString('base64url')
   return { key, prefix: key.slice(0, 8), hash: hashApiKey(key) }
@@ -89,7 +89,7 @@ function touchApiKey(db: Database, apiKey: ApiKeyRow) {
 const unauthorized = (message: string) => createError({ statusCode: 401, statusMessage: message })
 
 /**
- * Authenticates a public API request by its bearer key (SPEC.md "API keys"): 401 when the header is
+ * Authenticates a public API request by its bearer key: 401 when the header is
  * missing or malformed, or the key is unknown, revoked or expired. Looked up on every request, so a
  * revocation takes effect on the next one. Returns the key row and an audited client (source `api`,
  * actor the key's creator, team the key's team).
@@ -106,6 +106,6 @@ export async function authApiKey(event: H3Event): Promise<{ apiKey: ApiKeyRow, c
   if (apiKey.revoked_at) throw unauthorized('This API key has been revoked')
   if (apiKey.expires_at && new Date(apiKey.expires_at).getTime() <= Date.now()) throw unauthorized('This API key has expired')
   touchApiKey(db, apiKey)
-  const client = createAuditedClient(db, { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'api' })
+  const client = createAuditedClient(db, { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'api', apiKeyId: apiKey.id })
   return { apiKey, client }
 }

@@ -1,11 +1,12 @@
 import type { H3Event } from 'h3'
 import type { User } from '#auth-utils'
 import { can, type Permission, type Role } from '#shared/permissions'
+import type { Team } from '#shared/types/api'
 import { createAuditedClient, type AuditedClient } from './audited-client'
 
 export interface TeamContext {
   user: User
-  team: { id: string, name: string, webhook_url: string | null, created_at: string }
+  team: Team
   role: Role
   client: AuditedClient
 }
@@ -15,6 +16,12 @@ export async function requireUser(event: H3Event): Promise<User> {
   const session = await getUserSession(event)
   if (!session.user) throw createError({ statusCode: 401, statusMessage: 'Sign in first' })
   return session.user
+}
+
+/** The signed-in user and an audited client bound to them but to no team (creating a team, accepting an invitation); 401 without a session. */
+export async function authSignedIn(event: H3Event): Promise<{ user: User, client: AuditedClient }> {
+  const user = await requireUser(event)
+  return { user, client: createAuditedClient(await useDb(), { actorId: user.id, teamId: null, source: 'web' }) }
 }
 
 /**
@@ -28,7 +35,7 @@ export async function authUser(event: H3Event, permission: Permission | null): P
   const teamId = requireIdParam(event, 'teamId', 'Team')
   const db = await useDb()
   const { rows } = await db.query<TeamContext['team'] & { role: Role }>(
-    `select t.id, t.name, t.webhook_url, t.created_at, m.role
+    `select t.id, t.name, t.webhook_url, t.activity_retention_days, t.created_at, m.role
      from public.teams t join public.team_members m on m.team_id = t.id and m.user_id = $2
      where t.id = $1`,
     [teamId, user.id],

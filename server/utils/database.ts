@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
-import { createDatabase, type Database } from './db'
-import { runMigrations, type Migration } from './migrations'
+import { createDatabase, type Database } from './db-drivers'
+import { readMigrationFolder, runMigrations, type Migration } from './migrations'
 
 let ready: Promise<Database> | undefined
 
@@ -17,21 +18,37 @@ async function bundledMigrations(): Promise<Migration[]> {
   })))
 }
 
-async function seedDemo(db: Database) {
+// The demo accounts' password as published in the README and seed.sql: fine on a developer's
+// machine, never on a production server, where an explicit NUXT_SEED_DEMO=true gets a fresh one.
+const publishedDemoPassword = 'demo-password'
+
+async function seedDemo(db: Database, production: boolean) {
   const { rows } = await db.query<{ count: number }>('select count(*)::int as count from public.profiles')
   if (rows[0]!.count > 0) return
   const seed = await readSupabaseAsset('seed.sql')
-  await db.transaction(tx => tx.exec(seed))
-  console.info('[db] Seeded the demo team. Sign in as demo@example.com with the password demo-password')
+  const password = production ? randomBytes(18).toString('base64url') : publishedDemoPassword
+  const passwordHash = production ? await hashPassword(password) : undefined
+  await db.transaction(async (tx) => {
+    await tx.exec(seed)
+    if (passwordHash) await tx.query('update auth.users set encrypted_password = $1', [passwordHash])
+  })
+  // printed this once only: the next start finds the users and seeds nothing
+  console.info(`[db] Seeded the demo team. Sign in as demo@example.com with the password ${password}`)
 }
 
 async function openDatabase(): Promise<Database> {
   const config = useRuntimeConfig()
   const db = createDatabase({ url: setting('databaseUrl') || undefined, dataDir: config.pgliteDataDir })
-  const applied = await runMigrations(db, await bundledMigrations())
+  // TEST_MIGRATIONS_DIR: a folder of extra migrations that tests add (e.g. a table, to show that the
+  // registry picks it up); never set in a deployment
+  const extra = process.env.TEST_MIGRATIONS_DIR ? readMigrationFolder(process.env.TEST_MIGRATIONS_DIR) : []
+  const applied = await runMigrations(db, [...await bundledMigrations(), ...extra])
   if (applied.length) console.info(`[db] Applied ${applied.length} migration(s): ${applied.join(', ')}`)
-  const shouldSeed = config.seedDemo ? config.seedDemo === 'true' : db.kind === 'pglite'
-  if (shouldSeed) await seedDemo(db)
+  // the demo seeds itself on the embedded database in development (npm run dev); elsewhere only
+  // on request. (NUXT_SEED_DEMO=true arrives as a boolean: Nuxt parses environment values.)
+  const requested = String(config.seedDemo)
+  const shouldSeed = requested === 'true' || (requested !== 'false' && db.kind === 'pglite' && import.meta.dev)
+  if (shouldSeed) await seedDemo(db, !import.meta.dev)
   if (db.pglite && config.pgliteSocketPort) {
     const server = new PGLiteSocketServer({
       db: db.pglite,

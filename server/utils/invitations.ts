@@ -1,12 +1,10 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
-import type { User } from '#auth-utils'
 import type { Role } from '#shared/permissions'
 import type { CreatedInvitation, InvitationPreview, PendingInvitation } from '#shared/types/invitations'
-import type { AuditedClient } from './audited-client'
-import type { Database, Queryable } from './db'
-import { createAuditedClient } from './audited-client'
-import { isUniqueViolation } from './db'
+import { requireActor, requireTeam, type AuditedClient } from './audited-client'
+import type { Database, Queryable } from './db-drivers'
+import { isUniqueViolation } from './db-drivers'
 import { setting } from './settings'
 import { fireWebhook } from './webhooks'
 
@@ -55,37 +53,42 @@ function decryptToken(stored: string): string | null {
 
 const invitationNotFound = () => createError({ statusCode: 404, statusMessage: 'This invitation does not exist, was already used, was revoked or has expired' })
 
-// what makes an invitation pending (SPEC.md "Invitation"), for a table aliased `i`
+// what makes an invitation pending, for a table aliased `i`
 const isPending = 'i.accepted_at is null and i.revoked_at is null and i.expires_at > now()'
 
 /** Creates a pending invitation and queues `invitation.created`; 409 when the e-mail is a member or already invited. */
-export async function createInvitation(client: AuditedClient, team: { id: string, name: string }, input: { email: string, role: Role }, baseUrl: string): Promise<CreatedInvitation> {
+export async function createInvitation(client: AuditedClient, input: { email: string, role: Role }, baseUrl: string): Promise<CreatedInvitation> {
+  const teamId = requireTeam(client)
   const token = randomBytes(32).toString('base64url')
   try {
     return await client.transaction(async (tx) => {
       const { rows: members } = await tx.query(
         `select 1 from public.team_members m join public.profiles p on p.id = m.user_id
          where m.team_id = $1 and lower(p.email) = $2`,
-        [team.id, input.email],
+        [teamId, input.email],
       )
       if (members.length) throw createError({ statusCode: 409, statusMessage: `${input.email} is already a member of this team` })
       // an expired invitation no longer blocks a new one for the same e-mail
       await tx.query(
         `delete from public.invitations
          where team_id = $1 and email = $2 and accepted_at is null and revoked_at is null and expires_at <= now()`,
-        [team.id, input.email],
+        [teamId, input.email],
       )
-      const { rows } = await tx.query<Omit<CreatedInvitation, 'invite_url'>>(
-        `insert into public.invitations (team_id, email, role, token_hash, token_encrypted, invited_by)
-         values ($1, $2, $3, $4, $5, $6)
-         returning id, email, role, created_at, expires_at`,
-        [team.id, input.email, input.role, hashToken(token), encryptToken(token), client.context.actorId],
+      const { rows } = await tx.query<Omit<CreatedInvitation, 'invite_url'> & { team_name: string }>(
+        `with invitation as (
+           insert into public.invitations (team_id, email, role, token_hash, token_encrypted, invited_by)
+           values ($1, $2, $3, $4, $5, $6)
+           returning id, team_id, email, role, created_at, expires_at)
+         select i.id, i.email, i.role, i.created_at, i.expires_at, t.name as team_name
+         from invitation i join public.teams t on t.id = i.team_id`,
+        [teamId, input.email, input.role, hashToken(token), encryptToken(token), client.context.actorId],
       )
-      const invitation = { ...rows[0]!, invite_url: inviteUrl(baseUrl, token) }
-      await fireWebhook(tx, team.id, 'invitation.created', {
+      const { team_name, ...created } = rows[0]!
+      const invitation = { ...created, invite_url: inviteUrl(baseUrl, token) }
+      await fireWebhook(tx, teamId, 'invitation.created', {
         invitation_id: invitation.id,
-        team_id: team.id,
-        team_name: team.name,
+        team_id: teamId,
+        team_name,
         email: invitation.email,
         role: invitation.role,
         expires_at: new Date(invitation.expires_at).toISOString(),
@@ -101,13 +104,13 @@ export async function createInvitation(client: AuditedClient, team: { id: string
 }
 
 /** The team's pending invitations, newest first, with the inviter's name and the link. */
-export async function listPendingInvitations(client: AuditedClient, teamId: string, baseUrl: string): Promise<PendingInvitation[]> {
+export async function listPendingInvitations(client: AuditedClient, baseUrl: string): Promise<PendingInvitation[]> {
   const { rows } = await client.read<Omit<PendingInvitation, 'invite_url'> & { token_encrypted: string }>(
     `select i.id, i.email, i.role, i.created_at, i.expires_at, p.name as invited_by_name, i.token_encrypted
      from public.invitations i left join public.profiles p on p.id = i.invited_by
      where i.team_id = $1 and ${isPending}
      order by i.created_at desc, i.id`,
-    [teamId],
+    [requireTeam(client)],
   )
   return rows.map(({ token_encrypted, ...invitation }) => {
     const token = decryptToken(token_encrypted)
@@ -116,7 +119,8 @@ export async function listPendingInvitations(client: AuditedClient, teamId: stri
 }
 
 /** Revokes a pending invitation of the team and queues `invitation.revoked`; 404 when none is pending. */
-export async function revokeInvitation(client: AuditedClient, teamId: string, invitationId: string): Promise<void> {
+export async function revokeInvitation(client: AuditedClient, invitationId: string): Promise<void> {
+  const teamId = requireTeam(client)
   await client.transaction(async (tx) => {
     const { rows } = await tx.query<{ id: string, email: string }>(
       `update public.invitations i set revoked_at = now()
@@ -163,30 +167,30 @@ export async function previewInvitation(db: Database, token: string): Promise<In
  * one finds it pending (the others wait for its row lock, then see it used: 404); the membership
  * insert and `invitation.accepted` are in the same transaction.
  */
-export async function acceptInvitation(db: Database, user: User, token: string): Promise<{ team_id: string, role: Role }> {
-  const client = createAuditedClient(db, { actorId: user.id, teamId: null, source: 'web' })
+export async function acceptInvitation(client: AuditedClient, token: string): Promise<{ team_id: string, role: Role }> {
+  const userId = requireActor(client)
   return client.transaction(async (tx) => {
     const invitation = await findPendingByToken(tx, token)
     if (!invitation) throw invitationNotFound()
-    const { rows: profiles } = await tx.query<{ email: string }>('select email from public.profiles where id = $1', [user.id])
+    const { rows: profiles } = await tx.query<{ email: string }>('select email from public.profiles where id = $1', [userId])
     if (profiles[0]?.email.toLowerCase() !== invitation.email) {
       throw createError({ statusCode: 403, statusMessage: `This invitation is for ${invitation.email}; sign in with that e-mail to accept it` })
     }
-    const { rows: members } = await tx.query('select 1 from public.team_members where team_id = $1 and user_id = $2', [invitation.team_id, user.id])
+    const { rows: members } = await tx.query('select 1 from public.team_members where team_id = $1 and user_id = $2', [invitation.team_id, userId])
     if (members.length) throw createError({ statusCode: 409, statusMessage: 'You are already a member of this team' })
     const { rowCount } = await tx.query(
       `update public.invitations i set accepted_at = now(), accepted_by = $2
        where i.id = $1 and ${isPending}`,
-      [invitation.id, user.id],
+      [invitation.id, userId],
     )
     if (rowCount !== 1) throw invitationNotFound()
-    await tx.query('insert into public.team_members (team_id, user_id, role) values ($1, $2, $3)', [invitation.team_id, user.id, invitation.role])
+    await tx.query('insert into public.team_members (team_id, user_id, role) values ($1, $2, $3)', [invitation.team_id, userId, invitation.role])
     await fireWebhook(tx, invitation.team_id, 'invitation.accepted', {
       invitation_id: invitation.id,
       team_id: invitation.team_id,
       email: invitation.email,
       role: invitation.role,
-      user_id: user.id,
+      user_id: userId,
     })
     return { team_id: invitation.team_id, role: invitation.role }
   })

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto'
-import type { Database, Queryable } from './db'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Database, Queryable } from './db-drivers'
 
 export interface Migration {
   /** File name, e.g. `20260101000000_core.sql`; the part before the first `_` is the version. */
@@ -106,4 +108,12 @@ export async function runMigrations(db: Database, migrations: Migration[]): Prom
     }
     return done
   })
+}
+
+/** The `.sql` files of a folder as migrations, in file-name order. */
+export function readMigrationFolder(folder: string): Migration[] {
+  return readdirSync(folder)
+    .filter(name => name.endsWith('.sql'))
+    .sort()
+    .map(name => ({ name, sql: readFileSync(join(folder, name), 'utf8') }))
 }

@@ -1,22 +1,12 @@
 import { z } from 'zod'
+import { PageQuery } from '#shared/utils/patterns'
 import { joinedNames, recordSchemas } from './records'
 import type { ColumnInfo, TableInfo } from './table-registry'
-
-type JsonSchema = Record<string, unknown>
+import { columnValueType, type JsonSchema } from './column-types'
 
 /** The JSON Schema of a column's value in an answer. */
-function columnSchema(column: ColumnInfo): JsonSchema {
-  const type = column.type
-  let schema: JsonSchema
-  if (column.allowedValues) schema = { type: 'string', enum: column.allowedValues }
-  else if (type === 'uuid') schema = { type: 'string', format: 'uuid' }
-  else if (type === 'date') schema = { type: 'string', format: 'date' }
-  else if (type.startsWith('timestamp')) schema = { type: 'string', format: 'date-time' }
-  else if (['integer', 'smallint', 'bigint'].includes(type)) schema = { type: 'integer' }
-  else if (/^(numeric|real|double precision)/.test(type)) schema = { type: 'number' }
-  else if (type === 'boolean') schema = { type: 'boolean' }
-  else if (type === 'json' || type === 'jsonb') schema = {}
-  else schema = { type: 'string' }
+export function columnSchema(column: ColumnInfo): JsonSchema {
+  const schema: JsonSchema = { ...columnValueType(column).json }
   if (column.comment) schema.description = column.comment
   if (column.nullable && schema.type) schema.type = [schema.type, 'null']
   return schema
@@ -36,6 +26,12 @@ function bodySchema(schema: z.ZodObject): JsonSchema {
   return rest
 }
 
+/** limit and offset as query parameters, from the schema that validates them. */
+function pageParameters() {
+  const { properties } = bodySchema(PageQuery) as { properties: Record<string, JsonSchema> }
+  return Object.entries(properties).map(([name, schema]) => ({ name, in: 'query', schema }))
+}
+
 const errorResponse = (description: string) => ({
   description,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -51,10 +47,7 @@ function tablePaths(table: TableInfo) {
       get: {
         operationId: `list_${table.name}`,
         summary: `List the team's ${table.name}, newest first`,
-        parameters: [
-          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
-          { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
-        ],
+        parameters: pageParameters(),
         responses: { 200: { description: 'The records', content: { 'application/json': { schema: { type: 'array', items: ref } } } }, 400: errorResponse('Invalid limit or offset'), ...common },
       },
       post: {

@@ -1,20 +1,13 @@
 import type { EventHandlerRequest, H3Event } from 'h3'
 import { z } from 'zod'
+import { tableNamePattern } from '#shared/utils/patterns'
 import type { TableInfo } from './table-registry'
-
-/** Query of GET /api/v1/{table}: limit 1..100 (default 50), offset >= 0 (default 0). */
-export const PageQuery = z.object({
-  limit: z.coerce.number({ error: 'must be an integer from 1 to 100' }).int('must be an integer from 1 to 100')
-    .min(1, 'must be an integer from 1 to 100').max(100, 'must be an integer from 1 to 100').default(50),
-  offset: z.coerce.number({ error: 'must be a non-negative integer' }).int('must be a non-negative integer')
-    .min(0, 'must be a non-negative integer').max(Number.MAX_SAFE_INTEGER, 'is too large').default(0),
-})
 
 /** A record body: any JSON object; the table's own schema validates its fields. */
 export const RecordBody = z.record(z.string(), z.unknown())
 
 /**
- * A public API handler: errors are answered as `{ "error": "<message>" }` (API.md), 401s with
+ * A public API handler: errors are answered as `{ "error": "<message>" }`, 401s with
  * `WWW-Authenticate: Bearer`. Unexpected errors go on to the app's error handler (a logged 500).
  */
 export function definePublicApiHandler<T>(handler: (event: H3Event<EventHandlerRequest>) => Promise<T>) {
@@ -34,7 +27,7 @@ export function definePublicApiHandler<T>(handler: (event: H3Event<EventHandlerR
 /** The domain table named in the `table` path parameter; 404 for an unknown, system or non-domain name. */
 export async function requireDomainTable(event: H3Event): Promise<TableInfo> {
   const name = getRouterParam(event, 'table') ?? ''
-  const table = /^[a-z_][a-z0-9_]{0,62}$/.test(name) ? await domainTable(name) : undefined
+  const table = tableNamePattern.test(name) ? await domainTable(name) : undefined
   if (!table) throw createError({ statusCode: 404, statusMessage: `No table named "${name.slice(0, 64)}" in the public API` })
   return table
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod'
-import type { AuditedClient } from './audited-client'
-import type { Queryable } from './db'
+import { requireTeam, type AuditedClient } from './audited-client'
+import type { Queryable } from './db-drivers'
 import { quoteIdent, systemColumns, type ColumnInfo, type TableInfo } from './table-registry'
+import { columnValueType } from './column-types'
 
 /** A record of a domain table as the public API and the chat answer it: its columns plus joined `*_name`s. */
 export type Row = Record<string, unknown>
@@ -13,30 +14,6 @@ const isSystemColumn = (name: string) => (systemColumns as readonly string[]).in
 /** The columns a request may set: every column but the system ones and generated ones. */
 export function writableColumns(table: TableInfo): ColumnInfo[] {
   return table.columns.filter(column => !isSystemColumn(column.name))
-}
-
-const int4 = { min: -2147483648, max: 2147483647 }
-
-/** The zod type of a column's value (null not included). */
-function columnValueSchema(column: ColumnInfo): z.ZodType {
-  if (column.allowedValues) return z.enum(column.allowedValues as [string, ...string[]])
-  const type = column.type
-  if (type === 'uuid') return z.uuid()
-  if (type === 'text' || type === 'citext') return z.string()
-  const varchar = /^character varying\((\d+)\)$/.exec(type)
-  if (varchar) return z.string().max(Number(varchar[1]))
-  if (type === 'character varying') return z.string()
-  if (type === 'integer') return z.number().int().min(int4.min).max(int4.max)
-  if (type === 'smallint') return z.number().int().min(-32768).max(32767)
-  if (type === 'bigint') return z.number().int()
-  if (type === 'boolean') return z.boolean()
-  if (type === 'date') return z.iso.date()
-  if (type === 'timestamp with time zone') return z.iso.datetime({ offset: true })
-  if (type === 'timestamp without time zone') return z.iso.datetime({ local: true })
-  if (type === 'json' || type === 'jsonb') return z.json()
-  if (type === 'text[]') return z.array(z.string())
-  if (/^(numeric|real|double precision)/.test(type)) return z.number()
-  return z.string()
 }
 
 function describe(column: ColumnInfo, schema: z.ZodType): z.ZodType {
@@ -68,7 +45,7 @@ export function recordSchemas(table: TableInfo): Schemas {
   const create: Record<string, z.ZodType> = {}
   const update: Record<string, z.ZodType> = {}
   for (const column of writableColumns(table)) {
-    const value = column.nullable ? columnValueSchema(column).nullable() : columnValueSchema(column)
+    const value = column.nullable ? columnValueType(column).zod.nullable() : columnValueType(column).zod
     const isRequired = !column.nullable && !column.hasDefault
     create[column.name] = describe(column, isRequired ? value : value.optional())
     update[column.name] = describe(column, value.optional())
@@ -134,29 +111,9 @@ async function selectSql(table: TableInfo, source: string): Promise<string> {
   return template.replace('%SOURCE%', source)
 }
 
-const listCache = new WeakMap<TableInfo, string>()
-
 const tableSql = (table: TableInfo) => `public.${quoteIdent(table.name)}`
 
-function requireTeam(client: AuditedClient): string {
-  const teamId = client.context.teamId
-  if (!teamId) throw createError({ statusCode: 500, statusMessage: 'The client is not bound to a team' })
-  return teamId
-}
-
 const notFound = (table: TableInfo) => createError({ statusCode: 404, statusMessage: `No ${table.name} record with this id in the team` })
-
-/** The team's records, newest created_at first, with the joined names of their foreign keys. */
-export async function listRecords(client: AuditedClient, table: TableInfo, page: { limit: number, offset: number }): Promise<Row[]> {
-  const teamId = requireTeam(client)
-  let sql = listCache.get(table)
-  if (!sql) {
-    sql = listRecordsSql(table, await useTableRegistry())
-    listCache.set(table, sql)
-  }
-  const { rows } = await client.read<Row>(sql, [teamId, page.limit, page.offset])
-  return rows
-}
 
 /** One record of the team; 404 when the id is not in the client's team. */
 export async function getRecord(client: AuditedClient, table: TableInfo, id: string): Promise<Row> {

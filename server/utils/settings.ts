@@ -10,10 +10,15 @@ const plainNames = {
   llmModel: 'LLM_MODEL',
   chatWebSearchUrl: 'CHAT_WEB_SEARCH_URL',
   chatDatabaseUrl: 'CHAT_DATABASE_URL',
+  chatTeamMonthlyTokens: 'CHAT_TEAM_MONTHLY_TOKENS',
+  chatMaxQueryCost: 'CHAT_MAX_QUERY_COST',
   webhookAllowPrivateNetworks: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
   webhookRetrySchedule: 'WEBHOOK_RETRY_SCHEDULE',
   webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS',
   webhookPollIntervalMs: 'WEBHOOK_POLL_INTERVAL_MS',
+  webhookLeaseSeconds: 'WEBHOOK_LEASE_SECONDS',
+  webhookMaintenanceIntervalMs: 'WEBHOOK_MAINTENANCE_INTERVAL_MS',
+  activityPurgeIntervalMs: 'ACTIVITY_PURGE_INTERVAL_MS',
 } as const
 
 export type SettingName = keyof typeof plainNames

@@ -1,4 +1,4 @@
-import type { Queryable } from './db'
+import type { Queryable } from './db-drivers'
 
 /** One column of a table, as the catalog describes it. */
 export interface ColumnInfo {
@@ -27,11 +27,11 @@ export interface TableInfo {
   comment: string | null
   columns: ColumnInfo[]
   checks: CheckInfo[]
-  /** Has team_id, created_by and created_at, and is neither a system table of SPEC.md nor an app table. */
+  /** Has team_id, created_by and created_at, and is neither a system table nor one of the app's own. */
   isDomain: boolean
 }
 
-/** Tables of SPEC.md and of the app itself that are never exposed as domain tables. */
+/** System tables and the app's own tables that are never exposed as domain tables. */
 const systemTables = new Set([
   'teams', 'profiles', 'team_members', 'invitations', 'api_keys', 'rate_limits', 'schema_migrations',
   'activity_log', 'chats', 'chat_messages',

@@ -1,37 +1,41 @@
-import type { User } from '#auth-utils'
-import { can, type Role } from '#shared/permissions'
+import type { z } from 'zod'
+import type { UpdateTeamBody } from '#shared/utils/schemas'
+import { can, type Permission, type Role } from '#shared/permissions'
 import type { Member, Team } from '#shared/types/api'
-import type { Database, Queryable } from './db'
-import { createAuditedClient, type AuditedClient } from './audited-client'
+import type { Queryable } from './db-drivers'
+import { requireActor, requireTeam, type AuditedClient } from './audited-client'
 import { webhookUrlProblem } from './url-guard'
-import { ensureWebhookSecret, webhookSettings } from './webhooks'
+import { ensureWebhookSecret } from './webhooks'
+import { webhookSettings } from './webhooks-worker'
 
-const teamColumns = 'id, name, webhook_url, created_at'
+const teamColumns = 'id, name, webhook_url, activity_retention_days, created_at'
 
-/** Creates a team whose first member, the creator, is its owner. */
-export async function createTeam(db: Database, user: User, name: string): Promise<Team> {
-  const client = createAuditedClient(db, { actorId: user.id, teamId: null, source: 'web' })
+/** Creates a team whose first member, the client's actor, is its owner. */
+export async function createTeam(client: AuditedClient, name: string): Promise<Team> {
+  const ownerId = requireActor(client)
   return client.transaction(async (tx) => {
     const { rows } = await tx.query<Team>(`insert into public.teams (name) values ($1) returning ${teamColumns}`, [name])
     const team = rows[0]!
-    await tx.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'owner')`, [team.id, user.id])
+    await tx.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'owner')`, [team.id, ownerId])
     await ensureWebhookSecret(tx, team.id)
     return team
   })
 }
 
-/** Changes a team's name and/or webhook URL (`null` clears it). */
-export async function updateTeam(client: AuditedClient, teamId: string, changes: { name?: string, webhook_url?: string | null }): Promise<Team> {
+/** Changes the team's name, webhook URL and/or activity retention (`null` clears the last two). */
+export async function updateTeam(client: AuditedClient, changes: z.output<typeof UpdateTeamBody>): Promise<Team> {
   // the SSRF guard at save time (connect time checks again, DNS answers included)
   const problem = changes.webhook_url && await webhookUrlProblem(changes.webhook_url, webhookSettings().allowPrivateNetworks)
   if (problem) throw createError({ statusCode: 400, statusMessage: `webhook_url: ${problem}` })
   const { rows } = await client.query<Team>(
     `update public.teams
      set name = coalesce($2, name),
-         webhook_url = case when $3::boolean then $4 else webhook_url end
+         webhook_url = case when $3::boolean then $4 else webhook_url end,
+         activity_retention_days = case when $5::boolean then $6::integer else activity_retention_days end
      where id = $1
      returning ${teamColumns}`,
-    [teamId, changes.name ?? null, changes.webhook_url !== undefined, changes.webhook_url ?? null],
+    [requireTeam(client), changes.name ?? null, changes.webhook_url !== undefined, changes.webhook_url ?? null,
+      changes.activity_retention_days !== undefined, changes.activity_retention_days ?? null],
   )
   if (!rows[0]) throw createError({ statusCode: 404, statusMessage: 'Team not found' })
   return rows[0]
@@ -40,78 +44,67 @@ export async function updateTeam(client: AuditedClient, teamId: string, changes:
 const memberColumns = `m.user_id, p.name, p.email, m.role, m.created_at`
 
 /** The team's members, owners first. */
-export async function listMembers(client: AuditedClient, teamId: string): Promise<Member[]> {
+export async function listMembers(client: AuditedClient): Promise<Member[]> {
   const { rows } = await client.read<Member>(
     `select ${memberColumns}
      from public.team_members m join public.profiles p on p.id = m.user_id
      where m.team_id = $1
      order by array_position(array['owner', 'admin', 'member'], m.role), p.name`,
-    [teamId],
+    [requireTeam(client)],
   )
   return rows
 }
 
-interface MemberChange {
-  teamId: string
-  userId: string
-}
+const forbidden = (message: string) => createError({ statusCode: 403, statusMessage: message })
 
 /**
- * Locks the team's memberships for the rest of the transaction and returns the actor's current role,
- * the target's role and the owner count, so that concurrent changes see each other's result.
+ * Locks the team's memberships for the rest of the transaction and returns the actor's current role
+ * (which must hold `permission`, unless `permission` is null), the target's role and the owner count,
+ * so that concurrent changes see each other's result.
  */
-async function lockMembership(tx: Queryable, actorId: string, teamId: string, userId: string) {
+async function lockMembership(tx: Queryable, client: AuditedClient, userId: string, permission: Permission | null) {
   const { rows } = await tx.query<{ user_id: string, role: Role }>(
     'select user_id, role from public.team_members where team_id = $1 order by user_id for update',
-    [teamId],
+    [requireTeam(client)],
   )
-  const actor = rows.find(row => row.user_id === actorId)
+  const actor = rows.find(row => row.user_id === client.context.actorId)
   if (!actor) throw createError({ statusCode: 404, statusMessage: 'Team not found' })
+  if (permission && !can(actor.role, permission)) throw forbidden(`Your role (${actor.role}) does not allow ${permission}`)
   const target = rows.find(row => row.user_id === userId)
   if (!target) throw createError({ statusCode: 404, statusMessage: 'Member not found' })
   return { actorRole: actor.role, target, owners: rows.filter(row => row.role === 'owner').length }
 }
 
 /** Changes a member's role: an admin may not change an owner nor grant owner; a team keeps at least one owner. */
-export async function updateMemberRole(client: AuditedClient, change: MemberChange & { role: Role }): Promise<Member> {
+export async function updateMemberRole(client: AuditedClient, userId: string, role: Role): Promise<Member> {
+  const teamId = requireTeam(client)
   return client.transaction(async (tx) => {
-    const { actorRole, target, owners } = await lockMembership(tx, client.context.actorId!, change.teamId, change.userId)
-    if (!can(actorRole, 'members.update')) {
-      throw createError({ statusCode: 403, statusMessage: `Your role (${actorRole}) does not allow members.update` })
-    }
-    if (actorRole !== 'owner' && change.role === 'owner') {
-      throw createError({ statusCode: 403, statusMessage: 'Only an owner can grant the owner role' })
-    }
-    if (target.role === 'owner' && actorRole !== 'owner') {
-      throw createError({ statusCode: 403, statusMessage: 'Only an owner can change an owner' })
-    }
-    if (target.role === 'owner' && change.role !== 'owner' && owners === 1) {
+    const { actorRole, target, owners } = await lockMembership(tx, client, userId, 'members.update')
+    if (actorRole !== 'owner' && role === 'owner') throw forbidden('Only an owner can grant the owner role')
+    if (target.role === 'owner' && actorRole !== 'owner') throw forbidden('Only an owner can change an owner')
+    if (target.role === 'owner' && role !== 'owner' && owners === 1) {
       throw createError({ statusCode: 409, statusMessage: 'The team must keep at least one owner' })
     }
-    await tx.query('update public.team_members set role = $3 where team_id = $1 and user_id = $2', [change.teamId, change.userId, change.role])
+    await tx.query('update public.team_members set role = $3 where team_id = $1 and user_id = $2', [teamId, userId, role])
     const { rows } = await tx.query<Member>(
       `select ${memberColumns} from public.team_members m join public.profiles p on p.id = m.user_id
        where m.team_id = $1 and m.user_id = $2`,
-      [change.teamId, change.userId],
+      [teamId, userId],
     )
     return rows[0]!
   })
 }
 
-/** Removes a member: an admin may not remove an owner; the last owner cannot leave. */
-export async function removeMember(client: AuditedClient, change: MemberChange): Promise<void> {
+/** Removes a member: anyone may leave, removing someone else needs members.remove; an admin may not remove an owner; the last owner cannot leave. */
+export async function removeMember(client: AuditedClient, userId: string): Promise<void> {
+  const teamId = requireTeam(client)
+  const isSelf = client.context.actorId === userId
   await client.transaction(async (tx) => {
-    const { actorRole, target, owners } = await lockMembership(tx, client.context.actorId!, change.teamId, change.userId)
-    const isSelf = client.context.actorId === change.userId
-    if (!isSelf && !can(actorRole, 'members.remove')) {
-      throw createError({ statusCode: 403, statusMessage: `Your role (${actorRole}) does not allow members.remove` })
-    }
-    if (target.role === 'owner' && actorRole !== 'owner' && !isSelf) {
-      throw createError({ statusCode: 403, statusMessage: 'Only an owner can remove an owner' })
-    }
+    const { actorRole, target, owners } = await lockMembership(tx, client, userId, isSelf ? null : 'members.remove')
+    if (target.role === 'owner' && actorRole !== 'owner' && !isSelf) throw forbidden('Only an owner can remove an owner')
     if (target.role === 'owner' && owners === 1) {
       throw createError({ statusCode: 409, statusMessage: 'The last owner cannot leave the team' })
     }
-    await tx.query('delete from public.team_members where team_id = $1 and user_id = $2', [change.teamId, change.userId])
+    await tx.query('delete from public.team_members where team_id = $1 and user_id = $2', [teamId, userId])
   })
 }

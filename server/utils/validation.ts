@@ -1,5 +1,6 @@
 import type { H3Event } from 'h3'
 import type { z } from 'zod'
+import { uuidPattern } from '#shared/utils/patterns'
 
 /** A 400 whose message names the first invalid field. */
 export function validationError(issues: readonly z.core.$ZodIssue[]) {
@@ -9,8 +10,34 @@ export function validationError(issues: readonly z.core.$ZodIssue[]) {
   return createError({ statusCode: 400, statusMessage: field ? `${field}: ${message}` : message })
 }
 
+/** The path of the first string (value or key) in `value` that Postgres cannot store in text or jsonb: one with a NUL character. */
+export function unstorableStringPath(value: unknown, path: string[] = []): string[] | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
+  if (value === null || typeof value !== 'object') return undefined
+  for (const [key, child] of Object.entries(value)) {
+    if (key.includes('\u0000')) return [...path, key]
+    const found = unstorableStringPath(child, [...path, key])
+    if (found) return found
+  }
+  return undefined
+}
+
+/**
+ * JSON text of a value that is not the client's input (a model's tool call, say), made storable
+ * in jsonb: NUL characters become U+FFFD instead of failing the write.
+ */
+export function storableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => typeof item === 'string' ? item.replaceAll('\u0000', '\uFFFD') : item)
+}
+
 /** Parses a value with a zod schema, or throws a 400 naming the field. */
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
+  // every body and query string passes here: text Postgres would refuse never reaches a write
+  const unstorable = unstorableStringPath(value)
+  if (unstorable) {
+    const field = unstorable.join('.').replaceAll('\u0000', '\\u0000')
+    throw createError({ statusCode: 400, statusMessage: `${field ? `${field}: ` : ''}must not contain the NUL character (\\u0000)` })
+  }
   const result = schema.safeParse(value)
   if (!result.success) throw validationError(result.error.issues)
   return result.data
@@ -35,8 +62,6 @@ export async function readValidBody<T extends z.ZodType>(event: H3Event, schema:
 export function readValidQuery<T extends z.ZodType>(event: H3Event, schema: T): z.output<T> {
   return parseInput(schema, getQuery(event))
 }
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** A path id; one that is not a uuid cannot name a record, so it is a 404. */
 export function requireIdParam(event: H3Event, name: string, what = 'Record'): string {

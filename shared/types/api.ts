@@ -1,4 +1,5 @@
 import type { Role } from '../permissions'
+import type { ActivityAction, ActivitySource } from '../utils/schemas'
 
 export interface TeamSummary {
   id: string
@@ -16,6 +17,8 @@ export interface Team {
   id: string
   name: string
   webhook_url: string | null
+  /** Activity entries older than this many days are deleted; null keeps them forever. */
+  activity_retention_days: number | null
   created_at: string
 }
 
@@ -32,11 +35,16 @@ export interface ActivityEntry {
   team_id: string
   actor_id: string | null
   actor_name: string | null
-  source: 'web' | 'api' | 'chat' | 'system'
+  source: ActivitySource
   source_ref: string | null
+  /** The API key that made a public API write, and its name (null once the key is gone). */
+  api_key_id: string | null
+  api_key_name: string | null
   table_name: string
   record_id: string | null
-  action: 'insert' | 'update' | 'delete'
+  /** The record's name or title (an e-mail, a member's name) as the entry recorded it. */
+  record_title: string | null
+  action: ActivityAction
   new_data: Record<string, unknown> | null
   old_data: Record<string, unknown> | null
   created_at: string
@@ -45,4 +53,6 @@ export interface ActivityEntry {
 export interface ActivityPage {
   entries: ActivityEntry[]
   total: number
+  /** Names of the ids the page's values refer to (people, projects, ...), by id. */
+  names: Record<string, string>
 }

@@ -1,6 +1,6 @@
 import type { Role } from '../permissions'
 
-/** The answer to creating an invitation (API.md "Invitations"). */
+/** The answer to creating an invitation. */
 export interface CreatedInvitation {
   id: string
   email: string

@@ -1,9 +1,10 @@
 import { z } from 'zod'
+import { isoDateTime } from './schemas'
 
 /** Body of POST /api/teams/{teamId}/api-keys. */
 export const CreateApiKeyBody = z.object({
   name: z.string().trim().min(1, 'is required').max(100, 'must be at most 100 characters'),
-  expires_at: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date and time' })
+  expires_at: isoDateTime
     .refine(value => Date.parse(value) > Date.now(), 'must lie in the future')
     .nullable()
     .optional(),
@@ -30,7 +31,7 @@ export interface CreatedApiKey extends ApiKey {
 
 export type ApiKeyStatus = 'active' | 'revoked' | 'expired'
 
-/** The derived status of a key (SPEC.md): revoked wins over expired. */
+/** The derived status of a key: revoked wins over expired. */
 export function apiKeyStatus(apiKey: Pick<ApiKey, 'revoked_at' | 'expires_at'>, now = Date.now()): ApiKeyStatus {
   if (apiKey.revoked_at) return 'revoked'
   if (apiKey.expires_at && Date.parse(apiKey.expires_at) <= now) return 'expired'

@@ -1,4 +1,4 @@
--- API keys: a team's bearer keys for the public API under /api/v1 (SPEC.md "api_keys").
+-- API keys: a team's bearer keys for the public API under /api/v1.
 -- The raw key is never stored: only its first 8 characters (key_prefix, for display) and the
 -- lowercase hex SHA-256 of the whole key (key_hash, for look-up). key_hash never reaches the
 -- activity log. Members may read their team's keys; only the server writes (no write policies).

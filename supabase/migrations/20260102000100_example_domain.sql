@@ -1,4 +1,4 @@
--- The example domain (DESIGN.md "The table registry"): projects, tasks and notes.
+-- The example domain: projects, tasks and notes.
 -- Each is a domain table (team_id, created_by, created_at), so the public API and the chat
 -- pick it up from the catalog. CHECKs and column comments are read into the registry and
 -- given to integrations and the chat model as hints. Members read their team's rows; only

@@ -1,4 +1,4 @@
--- Invitations and the webhooks that deliver them (SPEC.md "Invitation", API.md "Invitations", "Webhooks").
+-- Invitations and the webhooks that deliver them.
 -- An invitation's token is never stored in the clear: token_hash (lowercase hex SHA-256) finds it,
 -- token_encrypted (AES-256-GCM with a key derived from the app secret) lets admins copy the link of a
 -- pending invitation. Neither column reaches the activity log.

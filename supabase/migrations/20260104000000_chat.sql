@@ -1,4 +1,4 @@
--- The AI chat assistant (SPEC.md "Chat", DESIGN.md "Chat").
+-- The AI chat assistant.
 --
 -- chats and chat_messages: team-scoped and user-owned; a row is visible only to its owner
 -- while a member of its team. Only the server writes them (no write policies).
@@ -92,7 +92,7 @@ create policy "owners read their chat messages while team members" on public.cha
   for select to authenticated using (user_id = auth.uid() and public.is_team_member(team_id));
 grant select on public.chats, public.chat_messages to authenticated;
 
--- Adding a table to chat (SPEC.md): activity log, SELECT for chat_reader, and a SELECT policy
+-- Adding a table to chat: activity log, SELECT for chat_reader, and a SELECT policy
 -- limited to the chat's team. The example tables already log their writes (their migration).
 grant select on public.projects, public.tasks, public.notes, public.activity_log to chat_reader;
 

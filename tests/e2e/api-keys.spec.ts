@@ -62,12 +62,23 @@ test('an owner creates a key, an integration uses it, the owner revokes it and t
   await page.reload()
   await expect(row).not.toContainText('Never')
 
-  await row.getByRole('button', { name: 'Revoke Nightly sync' }).click()
+  // Cancel closes the confirmation and gives focus back to the row's menu button
+  const rowActions = row.getByRole('button', { name: 'Actions for Nightly sync' })
+  await rowActions.click()
+  await page.getByRole('menuitem', { name: 'Revoke' }).click()
   const revokeDialog = page.getByRole('dialog', { name: 'Revoke Nightly sync?' })
+  await revokeDialog.getByRole('button', { name: 'Cancel' }).click()
+  await expect(revokeDialog).toBeHidden()
+  await expect(rowActions).toBeFocused()
+  await expect(row.getByText('Active', { exact: true })).toBeVisible()
+
+  await rowActions.click()
+  await page.getByRole('menuitem', { name: 'Revoke' }).click()
   await expect(revokeDialog).toContainText(`sk_...${key.slice(0, 8)}`)
   await revokeDialog.getByRole('button', { name: 'Revoke key' }).click()
   await expect(row.getByText('Revoked', { exact: true })).toBeVisible()
-  await expect(row.getByRole('button', { name: 'Revoke Nightly sync' })).toHaveCount(0)
+  // a revoked key has no action left
+  await expect(row.getByRole('button', { name: 'Actions for Nightly sync' })).toHaveCount(0)
   await page.screenshot({ path: 'test-results/api-keys.png', fullPage: true })
 
   const refused = await callTasks(key)

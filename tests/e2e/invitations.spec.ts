@@ -33,18 +33,21 @@ test('an admin invites an e-mail, the invitee signs up through the copied link a
   await expect(adminPage).toHaveURL(`${app.url}/app/settings/members`)
 
   await adminPage.getByRole('button', { name: 'Invite member' }).click()
-  const dialog = adminPage.getByRole('dialog')
+  const dialog = adminPage.getByRole('dialog', { name: 'Invite member' })
   await dialog.getByLabel('E-mail').fill(inviteeEmail)
   await dialog.getByRole('button', { name: 'Send invitation' }).click()
-  await expect(dialog.getByText('Invitation created')).toBeVisible()
-  await dialog.getByRole('button', { name: 'Done' }).click()
+  const linkDialog = adminPage.getByRole('dialog', { name: 'Invitation created' })
+  await expect(linkDialog.getByLabel('Invite link')).toHaveValue(new RegExp(`^${app.url}/invite/`))
+  await linkDialog.getByRole('button', { name: 'Done' }).click()
+  await expect(linkDialog).toBeHidden()
   await expect(dialog).toBeHidden()
 
   const pending = adminPage.getByTestId('pending-invitations')
   const row = pending.locator('tbody tr').filter({ hasText: inviteeEmail })
   await expect(row).toContainText(/member/i)
   await expect(row).toContainText('Ada Admin')
-  await row.getByRole('button', { name: 'Copy link' }).click()
+  await row.getByRole('button', { name: `Actions for ${inviteeEmail}` }).click()
+  await adminPage.getByRole('menuitem', { name: 'Copy link' }).click()
   await expect(adminPage.getByText('Invite link copied').first()).toBeVisible()
   const inviteUrl = await adminPage.evaluate(() => navigator.clipboard.readText())
   expect(inviteUrl).toMatch(new RegExp(`^${app.url}/invite/[\\w-]{43}$`))
@@ -93,8 +96,8 @@ test('an admin sees the signing secret, sends a test event and sees the delivery
   receiver.secret = secret
   const before = receiver.received.length
 
-  await signInPage(page, app.url, owner.user!.email, '/app/settings')
-  await expect(page).toHaveURL(`${app.url}/app/settings`)
+  await signInPage(page, app.url, owner.user!.email, '/app/settings/webhooks')
+  await expect(page).toHaveURL(`${app.url}/app/settings/webhooks`)
   const secretField = page.getByRole('textbox', { name: 'Signing secret' })
   await expect(secretField).not.toHaveValue(secret)
   await page.getByRole('button', { name: 'Reveal secret' }).click()

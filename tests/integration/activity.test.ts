@@ -58,7 +58,7 @@ describe('activity log', () => {
     expect(page.body.entries.map((e: { new_data: { name: string } }) => e.new_data.name)).toEqual(['Name 2', 'Name 1'])
     expect(page.body.total).toBe(all.body.total)
     const none = await fx.owner.get(`/api/teams/${fx.teamId}/activity?source=api`)
-    expect(none.body).toEqual({ entries: [], total: 0 })
+    expect(none.body).toEqual({ entries: [], total: 0, names: {} })
   })
 
   it.each([

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startApp, type TestApp } from '../support/app'
 import { Client, signUp, teamWithRoles, type TeamFixture } from '../support/http'
+import { waitFor } from '../support/wait'
 import { contentText, lastToolResult, startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
 
 let app: TestApp
@@ -251,11 +252,123 @@ describe('chat routes', () => {
     let seen = ''
     while (!seen.includes('three')) seen += new TextDecoder().decode((await reader.read()).value)
     controller.abort()
-    await new Promise(resolve => setTimeout(resolve, 1500))
-    const stored = await team.member.get(`/api/chats/${chatId}`)
-    const text = stored.body.messages[1]?.parts.filter((p: any) => p.type === 'text').map((p: any) => p.text).join('')
+    const text: string = await waitFor('the partial answer to be stored', async () => {
+      const stored = await team.member.get(`/api/chats/${chatId}`)
+      return stored.body.messages[1]?.parts.filter((p: any) => p.type === 'text').map((p: any) => p.text).join('')
+    })
     expect(text).toMatch(/^one two three/)
     expect(text.length).toBeLessThan('one two three four five six seven eight nine ten eleven twelve'.length)
+  })
+})
+
+describe('chat answers: usage, proposals as sentences, retries, value hints', () => {
+  const stored = async (client: Client, chatId: string) => (await client.get(`/api/chats/${chatId}`)).body
+
+  it('stores each answer\'s token usage and returns it per message and per chat', async () => {
+    const chatId = await newChat(team.member)
+    model.enqueue(
+      { toolCalls: [{ name: 'query_database', input: { sql: 'select count(*) from tasks' } }], usage: { input: 120, output: 7 } },
+      { text: 'Counted.', usage: { input: 150, output: 4 } },
+    )
+    await ask(team.member, chatId, 'How many tasks?')
+    model.enqueue({ text: 'Hello again.', usage: { input: 90, output: 3 } })
+    await ask(team.member, chatId, 'Hi')
+    const chat = await stored(team.member, chatId)
+    expect(chat.messages.map((m: any) => [m.role, m.metadata?.usage ?? null])).toEqual([
+      ['user', null], ['assistant', { input: 270, output: 11 }], ['user', null], ['assistant', { input: 90, output: 3 }],
+    ])
+    expect(chat.usage).toEqual({ input: 360, output: 14 })
+    const { rows } = await app.db.query('select input_tokens, output_tokens from public.chat_token_usage where chat_id = $1 order by id', [chatId])
+    expect(rows).toEqual([{ input_tokens: 270, output_tokens: 11 }, { input_tokens: 90, output_tokens: 3 }])
+  })
+
+  it('words a proposed write as a sentence with names resolved in the team, and adds the approved turn\'s usage to the answer', async () => {
+    const { rows: [project] } = await app.db.query(
+      `insert into public.projects (team_id, created_by, name) values ($1, $2, 'Website relaunch') returning id`, [team.teamId, team.owner.user!.id])
+    const { rows: [foreign] } = await app.db.query(
+      `insert into public.projects (team_id, created_by, name) select team_id, user_id, 'Secret plan of another team' from public.team_members where user_id = $1 limit 1 returning id`, [team.outsider.user!.id])
+    const chatId = await newChat(team.member)
+    model.enqueue({ toolCalls: [
+      { name: 'create_tasks', input: { title: 'Write the launch post', project_id: project.id } },
+      { name: 'create_tasks', input: { title: 'Spy', project_id: foreign.id, priority: 1 } },
+    ] })
+    const proposal = await ask(team.member, chatId, 'Add the launch post task')
+    const requests = approvalRequests(proposal)
+    expect(requests).toHaveLength(2)
+    const chat = await stored(team.member, chatId)
+    const parts = chat.messages[1].parts.filter((p: any) => p.type === 'tool-create_tasks')
+    const proposals = chat.messages[1].metadata.proposals
+    expect(proposals[parts[0].toolCallId].sentence).toBe('Create task \'Write the launch post\' in project Website relaunch?')
+    // another team's project is never named
+    expect(proposals[parts[1].toolCallId].sentence).toBe('Create task \'Spy\' in project an unknown record with priority 1?')
+    expect(JSON.stringify(chat)).not.toContain('Secret plan of another team')
+    expect(chat.messages[1].metadata.usage).toEqual({ input: 100, output: 10 })
+
+    model.enqueue({ text: 'Created one, skipped the other.' })
+    await turn(team.member, chatId, { approvals: [{ id: requests[0].approvalId, approved: true }, { id: requests[1].approvalId, approved: false }] })
+    const after = await stored(team.member, chatId)
+    expect(after.messages).toHaveLength(2)
+    expect(after.messages[1].metadata.usage).toEqual({ input: 200, output: 20 })
+    expect(after.messages[1].metadata.proposals[parts[0].toolCallId].sentence).toBe('Create task \'Write the launch post\' in project Website relaunch?')
+    expect(after.messages[1].parts).toContainEqual(expect.objectContaining({ toolCallId: parts[0].toolCallId, state: 'output-available', output: { record: expect.objectContaining({ title: 'Write the launch post', project_id: project.id }) } }))
+  })
+
+  it('returns a failed statement\'s error to the model, which retries with a good one', async () => {
+    const chatId = await newChat(team.member)
+    const seen: any[] = []
+    model.enqueue(
+      { toolCalls: [{ name: 'query_database', input: { sql: 'select nosuchcolumn from tasks' } }] },
+      (request) => {
+        seen.push(lastToolResult(request))
+        return { toolCalls: [{ name: 'query_database', input: { sql: 'select count(*)::int as n from tasks' } }] }
+      },
+      request => ({ text: `There are ${lastToolResult(request).rows[0][0]} tasks.` }),
+    )
+    const answer = await ask(team.member, chatId, 'How many tasks?')
+    expect(seen[0]).toEqual({ error: expect.stringContaining('nosuchcolumn'), attempts_left: 2, hint: expect.any(String) })
+    const { rows } = await app.db.query('select count(*)::int as n from public.tasks where team_id = $1', [team.teamId])
+    expect(answer.text).toBe(`There are ${rows[0].n} tasks.`)
+  })
+
+  it('stops an answer whose statements keep failing after the bound, which the prompt and the tool state', async () => {
+    const chatId = await newChat(team.member)
+    const before = model.requests.length
+    model.fallback = () => ({ toolCalls: [{ name: 'query_database', input: { sql: 'select broken from nowhere' } }] })
+    try {
+      const answer = await ask(team.member, chatId, 'Loop forever')
+      expect(answer.status).toBe(200)
+      // three failures, then one call whose statement is not run: four model calls, not twelve
+      expect(model.requests.length - before).toBe(4)
+      const outputs = answer.chunks.filter(c => c.type === 'tool-output-available').map(c => c.output)
+      expect(outputs.map(o => o.attempts_left)).toEqual([2, 1, 0, 0])
+      expect(outputs[3].error).toMatch(/^Not run: 3 statements already failed/)
+      const request = model.requests.at(-1)!
+      expect(contentText(request.messages[0])).toContain('at most 3 failed statements per answer')
+      expect(request.tools!.find(t => t.function.name === 'query_database')!.function.description).toContain('at most 3 statements may fail per answer')
+    }
+    finally {
+      model.fallback = () => ({ text: 'OK.' })
+    }
+  })
+
+  it('hints the values of short repeated text columns found in the team\'s own rows only', async () => {
+    await app.db.query(`insert into public.notes (team_id, created_by, title) values ($1, $2, 'Zebra standup'), ($1, $2, 'Zebra standup')`, [team.teamId, team.owner.user!.id])
+    const { rows: [other] } = await app.db.query('select team_id from public.team_members where user_id = $1', [team.outsider.user!.id])
+    await app.db.query(`insert into public.notes (team_id, created_by, title) values ($1, $2, 'Yak retro'), ($1, $2, 'Yak retro')`, [other.team_id, team.outsider.user!.id])
+
+    model.enqueue({ text: 'Hi.' })
+    await ask(team.member, await newChat(team.member), 'Hi')
+    const ours = contentText(model.requests.at(-1)!.messages[0])
+    model.enqueue({ text: 'Hi.' })
+    await ask(team.outsider, await newChat(team.outsider), 'Hi')
+    const theirs = contentText(model.requests.at(-1)!.messages[0])
+
+    const notesTitle = (prompt: string) => prompt.split('\n').find(line => line.startsWith('Table notes'))
+      && prompt.slice(prompt.indexOf('Table notes')).split('\n').find(line => line.startsWith('  - title:'))
+    expect(notesTitle(ours)).toContain('values in the team\'s rows: (\'Zebra standup\')')
+    expect(notesTitle(theirs)).toContain('values in the team\'s rows: (\'Yak retro\')')
+    expect(ours).not.toContain('Yak retro')
+    expect(theirs).not.toContain('Zebra standup')
   })
 })
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database } from '../../server/utils/db'
+import type { Database } from '../../server/utils/db-drivers'
 import { createAuditedClient } from '../../server/utils/audited-client'
 import { ChangedMigrationError, runMigrations } from '../../server/utils/migrations'
 import { loadMigrationFiles } from '../../scripts/load-migrations'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database } from '../../server/utils/db'
+import type { Database } from '../../server/utils/db-drivers'
 import { ensureWebhookSecret, fireWebhook } from '../../server/utils/webhooks'
 import { asUser, freshDatabase, makeUser } from '../support/database'
 

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database } from '../../server/utils/db'
-import { ensureWebhookSecret, fireWebhook, startWebhookWorker, type WebhookSettings } from '../../server/utils/webhooks'
+import type { Database } from '../../server/utils/db-drivers'
+import { ensureWebhookSecret, fireWebhook } from '../../server/utils/webhooks'
+import { startWebhookWorker, type WebhookSettings } from '../../server/utils/webhooks-worker'
 import { freshDatabase } from '../support/database'
+import { pollUntil } from '../support/poll'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
 
 // Two workers (as two app instances would run) against one database, in this process.
@@ -18,7 +20,7 @@ afterAll(async () => {
   await close?.()
 })
 
-const settings: WebhookSettings = { allowPrivateNetworks: true, retrySchedule: [1, 1], timeoutMs: 2000, pollIntervalMs: 50 }
+const settings: WebhookSettings = { allowPrivateNetworks: true, retrySchedule: [1, 1], timeoutMs: 2000, pollIntervalMs: 50, leaseSeconds: 10, maintenanceIntervalMs: 60_000 }
 
 async function teamWithUrl(url: string | null): Promise<string> {
   const { rows } = await db.query<{ id: string }>('insert into public.teams (name, webhook_url) values ($1, $2) returning id', ['Workers', url])
@@ -39,7 +41,10 @@ describe('webhook workers', () => {
     const workers = [startWebhookWorker(db, settings, 4), startWebhookWorker(db, settings, 4)]
     try {
       await receiver.waitFor(40)
-      await new Promise(r => setTimeout(r, 1000))
+      await pollUntil('every delivery to be recorded', async () => {
+        const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from public.webhook_deliveries where team_id = $1 and status = 'succeeded'`, [teamId])
+        return rows[0]!.n === 40
+      })
     }
     finally {
       await Promise.all(workers.map(worker => worker.stop()))

@@ -13,9 +13,22 @@ export interface TestApp {
   db: pg.Pool
   /** Lines the app printed. */
   output: string[]
-  /** Stops the app and starts it again on the same database. */
+  /** The connection string of the app's database (a Postgres server's, or the embedded one's socket). */
+  databaseUrl: string
+  /** The app's process id (for its memory, or to signal it). */
+  readonly pid: number
+  /** Whether the app's process has exited (it should not, unless killed). */
+  readonly hasExited: boolean
+  /** Sends a signal to the app (SIGKILL: no chance to clean up) and waits until it has exited. */
+  kill(signal?: NodeJS.Signals): Promise<void>
+  /** Stops the app (unless already killed) and starts it again on the same database. */
   restart(env?: Record<string, string>): Promise<void>
   stop(): Promise<void>
+}
+
+export interface StartOptions {
+  /** Run on this Postgres database instead of a fresh one (another app's, a private cluster's); it is not dropped on stop. */
+  databaseUrl?: string
 }
 
 /** A free TCP port on 127.0.0.1. */
@@ -55,8 +68,8 @@ async function waitUntilUp(url: string, child: ChildProcess, output: string[]) {
  * Starts the built app (.output) on a fresh database of the current kind: PGlite in a temporary
  * folder (reachable for assertions through its socket), or a new database on TEST_DATABASE_URL.
  */
-export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const kind = databaseKind()
+export async function startApp(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestApp> {
+  const kind = options.databaseUrl ? 'postgres' : databaseKind()
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const output: string[] = []
@@ -70,6 +83,11 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     dbEnv.NUXT_PGLITE_SOCKET_PORT = String(socketPort)
     dbUrl = `postgres://postgres@127.0.0.1:${socketPort}/postgres`
     cleanup = async () => rmSync(folder, { recursive: true, force: true })
+  }
+  else if (options.databaseUrl) {
+    dbEnv.NUXT_DATABASE_URL = options.databaseUrl
+    dbUrl = options.databaseUrl
+    cleanup = async () => {}
   }
   else {
     const server = await createServerDatabase()
@@ -99,10 +117,10 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     child.stderr!.on('data', chunk => output.push(String(chunk)))
     await waitUntilUp(url, child, output)
   }
-  const kill = () => new Promise<void>((done) => {
-    if (child.exitCode !== null) return done()
+  const kill = (signal: NodeJS.Signals = 'SIGTERM') => new Promise<void>((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done()
     child.once('exit', () => done())
-    child.kill('SIGTERM')
+    child.kill(signal)
   })
 
   try {
@@ -113,19 +131,33 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     await cleanup()
     throw error
   }
-  let db = new pg.Pool({ connectionString: dbUrl, max: kind === 'pglite' ? 1 : 4 })
+  // the test's own pool on the app's database: a connection lost when the app or server is killed is dropped, not fatal
+  const openPool = () => {
+    const pool = new pg.Pool({ connectionString: dbUrl, max: kind === 'pglite' ? 1 : 4 })
+    pool.on('error', () => {})
+    return pool
+  }
+  let db = openPool()
   return {
     url,
     output,
+    databaseUrl: dbUrl,
     get db() {
       return db
     },
+    get pid() {
+      return child.pid!
+    },
+    get hasExited() {
+      return child.exitCode !== null || child.signalCode !== null
+    },
+    kill,
     async restart(env2 = {}) {
       await db.end()
       await kill()
       extraEnv = { ...extraEnv, ...env2 }
       await launch()
-      db = new pg.Pool({ connectionString: dbUrl, max: kind === 'pglite' ? 1 : 4 })
+      db = openPool()
     },
     async stop() {
       await db.end().catch(() => {})

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { createDatabase, type Database, type Queryable } from '../../server/utils/db'
+import { createDatabase, type Database, type Queryable } from '../../server/utils/db-drivers'
 import { runMigrations } from '../../server/utils/migrations'
 import { loadMigrationFiles } from '../../scripts/load-migrations'
 

@@ -95,3 +95,14 @@ export async function teamWithRoles(app: TestApp): Promise<TeamFixture> {
   await addMember(app, teamId, member, 'member')
   return { teamId, owner, admin, member, outsider, anonymous: new Client(app) }
 }
+
+/** A client of the public API holding one team's key. */
+export class KeyClient extends Client {
+  constructor(app: Pick<TestApp, 'url'>, readonly key: string) {
+    super(app)
+  }
+
+  override request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    return super.request<T>(method, path, body, { authorization: `Bearer ${this.key}`, ...headers })
+  }
+}

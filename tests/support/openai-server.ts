@@ -15,10 +15,18 @@ export interface CompletionRequest {
   stream?: boolean
 }
 
+/** Tokens a scripted reply reports (the last chunk's `usage`); by default 100 in, 10 out. */
+export interface ScriptedUsage {
+  input: number
+  output: number
+}
+
+export const defaultScriptedUsage: ScriptedUsage = { input: 100, output: 10 }
+
 /** What the scripted model answers: text (streamed in chunks), or tool calls. */
 export type ScriptedReply
-  = | { text: string, chunkDelayMs?: number }
-    | { toolCalls: { name: string, input: Record<string, unknown> }[] }
+  = | { text: string, chunkDelayMs?: number, usage?: ScriptedUsage }
+    | { toolCalls: { name: string, input: Record<string, unknown> }[], usage?: ScriptedUsage }
 
 export type Script = (request: CompletionRequest) => ScriptedReply
 
@@ -59,12 +67,16 @@ let callCounter = 0
 function replyChunks(reply: ScriptedReply, model: string): { chunk: unknown, delayMs: number }[] {
   const base = { id: `chatcmpl-${++callCounter}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model }
   const chunk = (delta: unknown, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })
+  const usage = reply.usage ?? defaultScriptedUsage
+  // sent last, as OpenAI does when asked for stream_options.include_usage
+  const usageChunk = { chunk: { ...base, choices: [], usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output } }, delayMs: 0 }
   if ('text' in reply) {
     const words = reply.text.split(/(?<= )/)
     return [
       { chunk: chunk({ role: 'assistant', content: '' }), delayMs: 0 },
       ...words.map(word => ({ chunk: chunk({ content: word }), delayMs: reply.chunkDelayMs ?? 0 })),
       { chunk: chunk({}, 'stop'), delayMs: 0 },
+      usageChunk,
     ]
   }
   return [
@@ -74,6 +86,7 @@ function replyChunks(reply: ScriptedReply, model: string): { chunk: unknown, del
       delayMs: 0,
     })),
     { chunk: chunk({}, 'tool_calls'), delayMs: 0 },
+    usageChunk,
   ]
 }
 

@@ -11,10 +11,12 @@ export interface ReceivedWebhook {
   payload: { type: string, timestamp: string, data: Record<string, any> } | null
   verifyError: string | null
   receivedAt: number
+  /** The sender's port on 127.0.0.1, which names the process that sent it. */
+  remotePort: number
 }
 
-/** What the receiver answers to the n-th request (0-based): a status code, or 'hang' to never answer. */
-export type ReceiverBehaviour = (index: number, request: IncomingMessage) => number | 'hang'
+/** What the receiver answers to the n-th request (0-based): a status code, a status and body, or 'hang' to never answer. */
+export type ReceiverBehaviour = (index: number, request: IncomingMessage) => number | { status: number, body: string } | 'hang'
 
 export interface WebhookReceiver {
   /** e.g. http://127.0.0.1:41234/hook */
@@ -88,10 +90,16 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = () => 
         payload,
         verifyError,
         receivedAt: Date.now(),
+        remotePort: request.socket.remotePort ?? 0,
       })
       const answer = receiver.behaviour(index, request)
       if (answer === 'hang') {
         hanging.push(response)
+        return
+      }
+      if (typeof answer === 'object') {
+        response.statusCode = answer.status
+        response.end(answer.body)
         return
       }
       response.statusCode = answer

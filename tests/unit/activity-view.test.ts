@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { activityChanges, activityViewFromQuery, activityViewToQuery, formatValue } from '../../app/utils/activity'
+import { activityApiQuery, activityChanges, activityViewFromQuery, activityViewToQuery, emptyActivityFilters, formatValue } from '../../app/utils/activity'
 
 describe('activityChanges', () => {
   it('gives old -> new per changed column for an update', () => {
@@ -13,19 +13,36 @@ describe('activityChanges', () => {
     expect(activityChanges({ action: 'delete', old_data: { title: 'T' }, new_data: null }))
       .toEqual([{ column: 'title', before: 'T' }])
   })
+
+  it('leaves out the columns the server sets (id, team_id, created_by, created_at, updated_at)', () => {
+    const changes = activityChanges({
+      action: 'insert',
+      old_data: null,
+      new_data: { id: '1', team_id: 't', created_by: 'u', created_at: 'x', updated_at: 'y', title: 'T' },
+    })
+    expect(changes).toEqual([{ column: 'title', after: 'T' }])
+  })
 })
 
 describe('the Activity address', () => {
   it('round-trips filters and page, and ignores unknown values', () => {
-    const query = activityViewToQuery({ source: 'api', table: 'tasks', action: 'delete' }, 3)
-    expect(query).toEqual({ source: 'api', table: 'tasks', action: 'delete', page: '3' })
-    expect(activityViewFromQuery(query)).toEqual({ filters: { source: 'api', table: 'tasks', action: 'delete' }, page: 3 })
-    expect(activityViewFromQuery({ source: 'email', action: ['x'], page: '-2' }))
-      .toEqual({ filters: { source: 'all', table: '', action: 'all' }, page: 1 })
-    expect(activityViewToQuery({ source: 'all', table: '', action: 'all' }, 1)).toEqual({})
+    const filters = { ...emptyActivityFilters, source: 'api' as const, table: 'tasks', action: 'delete' as const, actor_id: 'u1', record_id: 'r1', from: '2026-01-02', to: '2026-01-31' }
+    const query = activityViewToQuery(filters, 3)
+    expect(query).toEqual({ source: 'api', table: 'tasks', action: 'delete', actor_id: 'u1', record_id: 'r1', from: '2026-01-02', to: '2026-01-31', page: '3' })
+    expect(activityViewFromQuery(query)).toEqual({ filters, page: 3 })
+    expect(activityViewFromQuery({ source: 'email', action: ['x'], page: '-2', from: 'yesterday' }))
+      .toEqual({ filters: emptyActivityFilters, page: 1 })
+    expect(activityViewToQuery(emptyActivityFilters, 1)).toEqual({})
   })
 
-  it('formats values for display', () => {
-    expect([formatValue(null), formatValue('x'), formatValue(3), formatValue({ a: 1 })]).toEqual(['null', 'x', '3', '{"a":1}'])
+  it('turns days into a time range that includes the whole last day', () => {
+    const query = activityApiQuery({ ...emptyActivityFilters, from: '2026-01-02', to: '2026-01-02' })
+    expect(new Date(query.to!).getTime() - new Date(query.from!).getTime()).toBe(24 * 3_600_000)
+    expect(new Date(query.from!).getDate()).toBe(2)
+  })
+
+  it('formats values for display, ids as the names they point at', () => {
+    expect([formatValue(null), formatValue('x'), formatValue(3), formatValue({ a: 1 })]).toEqual(['empty', 'x', '3', '{"a":1}'])
+    expect(formatValue('id-1', { 'id-1': 'Mia Member' })).toBe('Mia Member')
   })
 })

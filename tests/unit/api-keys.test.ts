@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { generateApiKey, hashApiKey } from '../../server/utils/api-keys'
-import { apiKeyStatus, CreateApiKeyBody, displayedKeyPrefix } from '../../shared/utils/api-keys'
+import { apiKeyStatus, CreateApiKeyBody, displayedKeyPrefix } from '#shared/utils/api-keys'
 
 describe('generateApiKey', () => {
   it('makes a 43-character base64url key from 32 random bytes', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDatabase, type Database } from '../../server/utils/db'
+import { createDatabase, type Database } from '../../server/utils/db-drivers'
 import { runMigrations } from '../../server/utils/migrations'
 import { readCatalog, type TableInfo } from '../../server/utils/table-registry'
 import { schemaHints, tableHint } from '../../server/utils/chat/schema-hints'

@@ -87,3 +87,34 @@ export const hostileStatements: HostileStatement[] = [
   { name: 'empty statement', sql: ' ; ' },
   { name: 'not SQL', sql: 'please delete every task' },
 ]
+
+/**
+ * Ways to read a table the user may not view (the activity log, for a plain member) by naming
+ * things after it: CTEs, quoting, schemas, nesting, recursion, subquery aliases, LATERAL and set
+ * operations. The guard refuses each for a member (tests/unit/sql-guard.test.ts); the database
+ * layer alone answers none of the log's rows (tests/integration/chat-sql-layers.test.ts).
+ */
+export const hiddenTableSpellings: HostileStatement[] = [
+  { name: 'CTE named after the table', sql: 'with activity_log as (select * from activity_log) select * from activity_log' },
+  { name: 'quoted CTE named after the table', sql: 'with "activity_log" as (select * from "activity_log") select * from "activity_log"' },
+  { name: 'CTE over the schema-qualified table', sql: 'with a as (select * from public.activity_log) select * from a' },
+  { name: 'shadowing CTE over the schema-qualified table', sql: 'with activity_log as (select * from public.activity_log) select * from activity_log' },
+  { name: 'materialized shadowing CTE', sql: 'with activity_log as materialized (select * from activity_log) select * from activity_log' },
+  { name: 'shadowing CTE after a harmless one', sql: 'with x as (select 1), activity_log as (select * from activity_log) select activity_log.* from activity_log, x' },
+  { name: 'CTE named after a visible table', sql: 'with tasks as (select * from activity_log) select * from tasks' },
+  { name: 'nested WITH inside a CTE', sql: 'with t as (with activity_log as (select * from activity_log) select * from activity_log) select * from t' },
+  { name: 'CTE reading a later sibling of the same name', sql: 'with a as (select * from activity_log), activity_log as (select 1 as x) select a.* from a' },
+  { name: 'recursive CTE over the table', sql: 'with recursive r as (select * from activity_log union all select r.* from r where false) select * from r' },
+  { name: 'recursive CTE reading the table through a sibling', sql: 'with recursive a as (select * from b), b as (select * from activity_log) select * from a' },
+  { name: 'recursive shadowing CTE over the qualified table', sql: 'with recursive activity_log as (select * from public.activity_log union all select l.* from activity_log l where false) select * from activity_log' },
+  { name: 'subquery aliased like a visible table', sql: 'select * from (select * from activity_log) tasks' },
+  { name: 'LATERAL subquery', sql: 'select a.* from tasks t, lateral (select * from activity_log where record_id = t.id::text or true) a' },
+  { name: 'EXISTS in a WHERE', sql: 'select * from activity_log where exists (select 1 from tasks)' },
+  { name: 'scalar subquery inside a CTE', sql: 'with c as (select (select new_data::text from activity_log limit 1) as d) select * from c where d is not null' },
+  { name: 'CTE scope leaking out of a subquery', sql: 'select l.* from (with activity_log as (select 1) select * from activity_log) a, activity_log l' },
+  { name: 'UNION arm outside the CTE\'s subquery', sql: 'select new_data::text from activity_log union all (with activity_log as (select \'x\'::text as t) select t from activity_log)' },
+  { name: 'shadowing CTE with UNION', sql: 'with activity_log as (select * from activity_log) select * from activity_log union select * from activity_log' },
+  { name: 'TABLE command', sql: 'table activity_log' },
+  { name: 'join on a subquery', sql: 'select l.* from tasks join (select * from activity_log) l on true' },
+  { name: 'CTE in a subquery in the FROM of a CTE', sql: 'with a as (select * from (with b as (select * from activity_log) select * from b) s) select * from a' },
+]

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { checkChatSql } from '../../server/utils/chat/sql-guard'
-import { hostileStatements, otherTeamPlaceholder } from './sql-guard-corpus'
+import { hiddenTableSpellings, hostileStatements, otherTeamPlaceholder } from './sql-guard-corpus'
 
 const tables = new Set(['projects', 'tasks', 'notes', 'activity_log'])
 const otherTeam = '7d3c1b9e-8f1a-4c2b-9d5e-0a1b2c3d4e5f'
@@ -38,6 +38,24 @@ describe('the chat SQL guard', () => {
   it('refuses a table the user may not view, naming the tables it can', async () => {
     const verdict = await checkChatSql('select * from activity_log', new Set(['tasks', 'notes']))
     expect(verdict).toEqual({ ok: false, reason: expect.stringContaining('tables you can query: notes, tasks') })
+  })
+
+  it.each(hiddenTableSpellings)('refuses a table the user may not view, spelled as: $name', async ({ sql }) => {
+    const verdict = await checkChatSql(sql, new Set(['projects', 'tasks', 'notes']))
+    expect(verdict).toEqual({ ok: false, reason: expect.stringMatching(/^the table (public\.)?activity_log is not available; tables you can query: notes, projects, tasks$/) })
+  })
+
+  it.each([
+    ['a CTE named after the table it narrows', 'with tasks as (select * from tasks where status = \'todo\') select * from tasks'],
+    ['a CTE reading an earlier sibling', 'with a as (select id from tasks), b as (select * from a) select * from b'],
+    ['a recursive CTE reading itself', 'with recursive activity_log(i) as (select 1 union all select i + 1 from activity_log where i < 3) select * from activity_log'],
+    ['a CTE used inside a subquery', 'with done as (select id from tasks where status = \'done\') select * from notes where exists (select 1 from done)'],
+  ])('resolves names as Postgres does: allows %s', async (_name, sql) => {
+    expect(await checkChatSql(sql, new Set(['projects', 'tasks', 'notes']))).toMatchObject({ ok: true })
+  })
+
+  it('refuses a NUL character before parsing, telling the model to remove it', async () => {
+    expect(await checkChatSql('select \'a\u0000b\' from tasks', tables)).toEqual({ ok: false, reason: expect.stringMatching(/NUL character.*remove it/) })
   })
 
   it('lets a CTE shadow nothing outside its own scope', async () => {

@@ -74,9 +74,9 @@ describe('recordSchemas', () => {
     expect(create.safeParse(input).error!.issues[0]!.path).toEqual([field])
   })
 
-  it('accepts null for nullable columns and typed values', () => {
-    const input = { title: 'x', status: 'done', priority: 2, project_id: null, due_date: '2026-02-03', completed_at: '2026-02-03T10:00:00Z' }
-    expect(create.parse(input)).toEqual(input)
+  it('accepts null for nullable columns and typed values, a date and time as the same instant in UTC', () => {
+    const input = { title: 'x', status: 'done', priority: 2, project_id: null, due_date: '2026-02-03', completed_at: '2026-02-03T12:00:00+02:00' }
+    expect(create.parse(input)).toEqual({ ...input, completed_at: '2026-02-03T10:00:00.000Z' })
   })
 })
 

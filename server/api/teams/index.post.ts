@@ -1,7 +1,7 @@
 export default defineEventHandler(async (event) => {
-  const user = await requireUser(event)
+  const { user, client } = await authSignedIn(event)
   const { name } = await readValidBody(event, CreateTeamBody)
-  const team = await createTeam(await useDb(), user, name)
+  const team = await createTeam(client, name)
   await setUserSession(event, { user, currentTeamId: team.id })
   setResponseStatus(event, 201)
   return team

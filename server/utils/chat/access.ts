@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3'
 import type { User } from '#auth-utils'
 import { can, type Role } from '#shared/permissions'
-import type { Database } from '../db'
+import type { Database } from '../db-drivers'
 import type { ChatOwner } from './chats'
 
 /** The caller of a chat route: a signed-in member of their current team who may use the chat. */
@@ -23,12 +23,11 @@ export function isChatEnabled(): boolean {
  */
 export async function requireChatCaller(event: H3Event): Promise<ChatCaller> {
   if (!isChatEnabled()) throw createError({ statusCode: 404, statusMessage: 'Not found' })
-  const user = await requireUser(event)
+  const { user, client } = await authSignedIn(event)
   const session = await getUserSession(event)
   const db = await useDb()
   // the same current team as GET /api/auth/me
-  const teams = await listUserTeams(db, user.id)
-  const team = teams.find(candidate => candidate.id === session.currentTeamId) ?? teams[0]
+  const { current: team } = await userTeams(client, session.currentTeamId)
   if (!team) throw createError({ statusCode: 404, statusMessage: 'Join or create a team first' })
   if (!can(team.role, 'chat.use')) throw createError({ statusCode: 403, statusMessage: `Your role (${team.role}) does not allow chat.use` })
   return { user, userId: user.id, teamId: team.id, teamName: team.name, role: team.role, db }

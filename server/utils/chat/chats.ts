@@ -1,12 +1,8 @@
-import type { UIMessage } from 'ai'
-import type { Database } from '../db'
+import type { ChatMessage, ChatSummary, TokenUsage } from '#shared/types/chat'
+import type { Database } from '../db-drivers'
+import { storableJson } from '../validation'
 
-export interface Chat {
-  id: string
-  title: string
-  created_at: string
-  updated_at: string
-}
+export type Chat = ChatSummary
 
 /** Who a chat belongs to: the signed-in user in their current team. */
 export interface ChatOwner {
@@ -62,28 +58,70 @@ export async function deleteChat(db: Database, owner: ChatOwner, chatId: string)
   if (!rowCount) throw createError({ statusCode: 404, statusMessage: 'Chat not found' })
 }
 
-/** The chat's messages in conversation order, as AI SDK UIMessages. */
-export async function loadMessages(db: Database, chatId: string): Promise<UIMessage[]> {
-  const { rows } = await db.query<{ id: string, role: UIMessage['role'], parts: UIMessage['parts'], metadata: unknown }>(
-    'select id, role, parts, metadata from public.chat_messages where chat_id = $1 order by position',
-    [chatId],
-  )
-  return rows.map(row => ({ id: row.id, role: row.role, parts: row.parts, ...(row.metadata ? { metadata: row.metadata } : {}) }))
+interface MessageRow {
+  id: string
+  role: ChatMessage['role']
+  parts: ChatMessage['parts']
+  metadata: ChatMessage['metadata'] | null
+  input_tokens: number | null
+  output_tokens: number | null
 }
 
-/** Stores messages (new ones appended, known ones replaced in place) and marks the chat active. */
-export async function saveMessages(db: Database, chat: Chat & ChatOwner, messages: UIMessage[]): Promise<void> {
+/** The chat's messages in conversation order, as AI SDK UIMessages; an answer's token usage is in its metadata. */
+export async function loadMessages(db: Database, chatId: string): Promise<ChatMessage[]> {
+  const { rows } = await db.query<MessageRow>(
+    'select id, role, parts, metadata, input_tokens, output_tokens from public.chat_messages where chat_id = $1 order by position',
+    [chatId],
+  )
+  return rows.map((row) => {
+    const usage = row.input_tokens === null || row.output_tokens === null ? undefined : { input: row.input_tokens, output: row.output_tokens }
+    const metadata = { ...row.metadata, ...(usage ? { usage } : {}) }
+    return { id: row.id, role: row.role, parts: row.parts, ...(Object.keys(metadata).length ? { metadata } : {}) }
+  })
+}
+
+/** The sum of the answers' usage. */
+export function chatUsage(messages: ChatMessage[]): TokenUsage {
+  return messages.reduce((sum, message) => ({
+    input: sum.input + (message.metadata?.usage?.input ?? 0),
+    output: sum.output + (message.metadata?.usage?.output ?? 0),
+  }), { input: 0, output: 0 })
+}
+
+/** Stores messages (new ones appended, known ones replaced in place, usage in its own columns) and marks the chat active. */
+export async function saveMessages(db: Database, chat: Chat & ChatOwner, messages: ChatMessage[]): Promise<void> {
   await db.transaction(async (tx) => {
     for (const message of messages) {
+      const { usage, ...metadata } = message.metadata ?? {}
       await tx.query(
-        `insert into public.chat_messages (id, chat_id, team_id, user_id, role, parts, metadata)
-         values ($1, $2, $3, $4, $5, $6, $7)
-         on conflict (chat_id, id) do update set parts = excluded.parts, metadata = excluded.metadata, updated_at = now()`,
-        [message.id, chat.id, chat.teamId, chat.userId, message.role, JSON.stringify(message.parts), message.metadata === undefined ? null : JSON.stringify(message.metadata)],
+        `insert into public.chat_messages (id, chat_id, team_id, user_id, role, parts, metadata, input_tokens, output_tokens)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         on conflict (chat_id, id) do update set parts = excluded.parts, metadata = excluded.metadata,
+           input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, updated_at = now()`,
+        [message.id, chat.id, chat.teamId, chat.userId, message.role, storableJson(message.parts),
+          Object.keys(metadata).length ? storableJson(metadata) : null, usage?.input ?? null, usage?.output ?? null],
       )
     }
     await tx.query('update public.chats set updated_at = now() where id = $1', [chat.id])
   })
+}
+
+/** Adds the tokens of an answered turn to the team's ledger. */
+export async function recordTokenUsage(db: Database, chat: Chat & ChatOwner, usage: TokenUsage): Promise<void> {
+  await db.query(
+    'insert into public.chat_token_usage (team_id, user_id, chat_id, input_tokens, output_tokens) values ($1, $2, $3, $4, $5)',
+    [chat.teamId, chat.userId, chat.id, usage.input, usage.output],
+  )
+}
+
+/** The tokens the team's chats used in the current calendar month (UTC). */
+export async function teamTokensThisMonth(db: Database, teamId: string): Promise<number> {
+  const { rows } = await db.query<{ total: string | number }>(
+    `select coalesce(sum(input_tokens + output_tokens), 0)::bigint as total from public.chat_token_usage
+     where team_id = $1 and created_at >= date_trunc('month', now() at time zone 'utc') at time zone 'utc'`,
+    [teamId],
+  )
+  return Number(rows[0]!.total)
 }
 
 /** Removes messages from the conversation (regenerating replaces the last answer). */

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import pg from 'pg'
-import type { Database } from '../db'
+import type { Database } from '../db-drivers'
 import type { ChatQueryTarget } from './query-runner'
 
 const gatewayRole = 'chat_gateway'

@@ -74,6 +74,9 @@ interface Scope {
 
 class Refusal extends Error {}
 
+/** Why a statement with a NUL character is refused (by the guard and by the database layer). */
+export const nulReason = 'the statement contains a NUL character (\\u0000), which PostgreSQL cannot take; remove it'
+
 const stringValue = (node: unknown): string | undefined => ((node as Node | undefined)?.String as { sval?: string } | undefined)?.sval
 
 /** Names as the parser lists them (`funcname`, `names`): ['pg_catalog', 'substring'] or ['count']. */
@@ -114,13 +117,29 @@ function checkRelation(node: Node, scope: Scope) {
   if (node.inh === false) throw new Refusal('ONLY is not allowed')
 }
 
-/** The CTE names a WITH clause brings into scope. */
-function withNames(select: Node, scope: Scope): Scope {
-  const withClause = select.withClause as { ctes?: { CommonTableExpr?: { ctename?: string } }[] } | undefined
-  if (!withClause?.ctes?.length) return scope
-  const ctes = new Set(scope.ctes)
-  for (const cte of withClause.ctes) if (cte.CommonTableExpr?.ctename) ctes.add(cte.CommonTableExpr.ctename)
-  return { tables: scope.tables, ctes }
+type WithClause = { recursive?: boolean, ctes?: { CommonTableExpr?: { ctename?: string } }[] }
+
+const withCtes = (scope: Scope, names: (string | undefined)[]): Scope =>
+  ({ tables: scope.tables, ctes: new Set([...scope.ctes, ...names.filter((name): name is string => !!name)]) })
+
+/**
+ * A SELECT with its WITH clause, each name resolved as Postgres does: a CTE's body sees the CTEs
+ * listed before it (all of them under WITH RECURSIVE), never itself otherwise, so that
+ * `with activity_log as (select * from activity_log)` reads the table and is checked as one;
+ * the rest of the statement sees every CTE of the clause.
+ */
+function walkSelect(select: Node, scope: Scope) {
+  const { withClause, ...rest } = select as Node & { withClause?: WithClause }
+  let inner = scope
+  if (withClause?.ctes?.length) {
+    const ctes = withClause.ctes
+    if (withClause.recursive) inner = withCtes(scope, ctes.map(cte => cte.CommonTableExpr?.ctename))
+    for (const cte of ctes) {
+      walk(cte, inner)
+      if (!withClause.recursive) inner = withCtes(inner, [cte.CommonTableExpr?.ctename])
+    }
+  }
+  walk(rest, inner)
 }
 
 function walk(value: unknown, scope: Scope): void {
@@ -135,7 +154,7 @@ function walk(value: unknown, scope: Scope): void {
     const node = child as Node
     switch (key) {
       case 'SelectStmt':
-        walk(node, withNames(node, scope))
+        walkSelect(node, scope)
         continue
       case 'RangeVar':
         checkRelation(node, scope)
@@ -164,6 +183,8 @@ function walk(value: unknown, scope: Scope): void {
  * functions. Returns the single statement's text without its trailing semicolon.
  */
 export async function checkChatSql(sql: string, tables: ReadonlySet<string>): Promise<SqlVerdict> {
+  // the parser reads C strings and the wire protocol ends a statement at a NUL: neither can take one
+  if (sql.includes('\u0000')) return { ok: false, reason: nulReason }
   let tree: { stmts?: { stmt?: Node, stmt_location?: number, stmt_len?: number }[] }
   try {
     tree = await parse(sql)

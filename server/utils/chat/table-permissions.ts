@@ -19,13 +19,18 @@ const readOnly = (view: Permission): TableActionPermissions => ({
 })
 
 /**
- * The chat table registry (SPEC.md "Chat table registry"): a table absent from this map is
+ * The chat table registry: a table absent from this map is
  * invisible to every chat tool. Adding a table: its migration grants SELECT to chat_reader with
- * a team policy (SPEC.md "Adding a table to chat"), then one line here.
+ * a team policy, then one line here.
  */
 export const tablePermissions: Record<string, TableActionPermissions> = {
   projects: domainTable('projects'),
   tasks: domainTable('tasks'),
   notes: domainTable('notes'),
   activity_log: readOnly('activity.view'),
+}
+
+/** The chat permissions of a table: its entry above, else those of a domain table (`<table>.<action>`). */
+export function chatTablePermissions(table: string): TableActionPermissions {
+  return tablePermissions[table] ?? domainTable(table)
 }

@@ -1,20 +1,18 @@
 import { jsonSchema, tool, type ToolSet } from 'ai'
 import { z } from 'zod'
 import { can, type CrudAction } from '#shared/permissions'
-import { createAuditedClient, type AuditedClient } from '../audited-client'
-import type { TableInfo } from '../table-registry'
+import type { DeleteRecordOutput, QueryDatabaseOutput, ToolFailure, WebSearchOutput, WriteAction, WriteProposal, WriteRecordOutput } from '#shared/types/chat'
+import { chatQueryAttemptLimit, writeToolName } from '#shared/utils/chat-tools'
+import { createAuditedClient } from '../audited-client'
+import { createRecord, deleteRecord, recordSchemas, updateRecord } from '../records'
+import { useTableRegistry, type TableInfo } from '../table-registry'
 import type { ChatCaller } from './access'
+import { writeProposal } from './proposals'
 import { ChatQueryRefused, runChatQuery } from './query-runner'
 import { useChatQueryTarget } from './query-pool'
-import { tablePermissions } from './table-permissions'
+import { chatTablePermissions, tablePermissions } from './table-permissions'
 
-/** A tool's answer to the model when it could not do its job: never a crash of the stream. */
-export interface ToolFailure {
-  error: string
-  [detail: string]: unknown
-}
-
-/** The registered tables that exist in the catalog, by name. */
+/** The registered tables that exist in the catalog, and every domain table, by name. */
 export async function chatTables(): Promise<Map<string, TableInfo>> {
   const registry = await useTableRegistry()
   const tables = new Map<string, TableInfo>()
@@ -22,12 +20,13 @@ export async function chatTables(): Promise<Map<string, TableInfo>> {
     const table = registry.get(name)
     if (table) tables.set(name, table)
   }
+  for (const table of await domainTables()) tables.set(table.name, table)
   return tables
 }
 
 /** The chat tables on which the caller holds the action's permission. */
 export function tablesAllowed(tables: Map<string, TableInfo>, caller: Pick<ChatCaller, 'role'>, action: CrudAction): TableInfo[] {
-  return [...tables.values()].filter(table => can(caller.role, tablePermissions[table.name]![action]))
+  return [...tables.values()].filter(table => can(caller.role, chatTablePermissions(table.name)[action]))
 }
 
 /**
@@ -64,38 +63,64 @@ async function attempt<T>(table: TableInfo, fn: () => Promise<T>): Promise<T | T
 /** The model gets the typed JSON Schema; validation happens once, in the records service, after approval. */
 const modelSchema = (schema: z.ZodType) => jsonSchema<Record<string, unknown>>(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Parameters<typeof jsonSchema>[0])
 
-const isValid = (schema: z.ZodType) => (input: unknown) => schema.safeParse(input).success
+/** What the tools of one answer share: failed statements so far, and the write proposals as sentences. */
+export interface ChatTurnState {
+  failedQueries: number
+  proposals: Map<string, WriteProposal>
+}
 
-function writeTools(tables: Map<string, TableInfo>, caller: ChatCaller, client: AuditedClient): ToolSet {
+export const newTurnState = (): ChatTurnState => ({ failedQueries: 0, proposals: new Map() })
+
+/** Who the write tools act for. */
+export type WriteCaller = Pick<ChatCaller, 'db' | 'userId' | 'teamId' | 'role'>
+
+/**
+ * Asks for approval of valid input only (invalid input writes nothing, so the model learns why at
+ * once, without asking the user), and words the proposal with the names of the records it names.
+ */
+function approvalOf(schema: z.ZodType, action: WriteAction, table: TableInfo, registry: Map<string, TableInfo>, caller: WriteCaller, state: ChatTurnState) {
+  return async (input: Record<string, unknown>, { toolCallId }: { toolCallId: string }) => {
+    if (!schema.safeParse(input).success) return false
+    state.proposals.set(toolCallId, await writeProposal(caller.db, registry, caller.teamId, action, table, input))
+    return true
+  }
+}
+
+/**
+ * The write tools of the caller's role: create/update/delete of each domain table the role may
+ * change, validated by the registry's schemas, run through the audited client with source
+ * `chat`, each only after the user approved it.
+ */
+export function writeTools(tables: Map<string, TableInfo>, registry: Map<string, TableInfo>, caller: WriteCaller, chatId: string, state: ChatTurnState): ToolSet {
+  const client = createAuditedClient(caller.db, { actorId: caller.userId, teamId: caller.teamId, source: 'chat', sourceRef: chatId })
   const tools: ToolSet = {}
   for (const table of tablesAllowed(tables, caller, 'create').filter(t => t.isDomain)) {
     const { create } = recordSchemas(table)
-    tools[`create_${table.name}`] = tool({
+    tools[writeToolName('create', table.name)] = tool({
       description: `Create one ${table.name} record in the team. The user approves it before it runs.`,
       inputSchema: modelSchema(create),
-      // invalid input writes nothing, so the model learns why at once, without asking the user
-      needsApproval: input => isValid(create)(input),
-      execute: input => attempt(table, async () => ({ record: await createRecord(client, table, input) })),
+      needsApproval: approvalOf(create, 'create', table, registry, caller, state),
+      execute: (input): Promise<WriteRecordOutput | ToolFailure> => attempt(table, async () => ({ record: await createRecord(client, table, input) as WriteRecordOutput['record'] })),
     })
   }
   for (const table of tablesAllowed(tables, caller, 'update').filter(t => t.isDomain)) {
     const update = recordSchemas(table).update.extend({ id: z.uuid().describe(`The id of the ${table.name} record to change`) })
-    tools[`update_${table.name}`] = tool({
+    tools[writeToolName('update', table.name)] = tool({
       description: `Change columns of one ${table.name} record of the team, by id. The user approves it before it runs.`,
       inputSchema: modelSchema(update),
-      needsApproval: input => isValid(update)(input),
-      execute: ({ id, ...changes }) => attempt(table, async () => ({ record: await updateRecord(client, table, String(id), changes) })),
+      needsApproval: approvalOf(update, 'update', table, registry, caller, state),
+      execute: ({ id, ...changes }): Promise<WriteRecordOutput | ToolFailure> => attempt(table, async () => ({ record: await updateRecord(client, table, String(id), changes) as WriteRecordOutput['record'] })),
     })
   }
   for (const table of tablesAllowed(tables, caller, 'delete').filter(t => t.isDomain)) {
     const target = z.strictObject({ id: z.uuid().describe(`The id of the ${table.name} record to delete`) })
-    tools[`delete_${table.name}`] = tool({
+    tools[writeToolName('delete', table.name)] = tool({
       description: `Delete one ${table.name} record of the team, by id. The user approves it before it runs.`,
       inputSchema: modelSchema(target),
-      needsApproval: input => isValid(target)(input),
-      execute: input => attempt(table, async () => {
+      needsApproval: approvalOf(target, 'delete', table, registry, caller, state),
+      execute: (input): Promise<DeleteRecordOutput | ToolFailure> => attempt(table, async () => {
         await deleteRecord(client, table, String(input.id))
-        return { deleted: input.id }
+        return { deleted: String(input.id) }
       }),
     })
   }
@@ -116,13 +141,28 @@ function fitRows(rows: unknown[][]): unknown[][] {
   return fitting
 }
 
-function queryTool(tables: Map<string, TableInfo>, caller: ChatCaller) {
+/** A failed statement's error as the model reads it, with how many tries it has left in this answer. */
+function queryFailure(message: string, state: ChatTurnState): ToolFailure {
+  state.failedQueries += 1
+  const left = chatQueryAttemptLimit - state.failedQueries
+  return left > 0
+    ? { error: message, attempts_left: left, hint: 'Read the error, fix the statement and call query_database again.' }
+    : { error: message, attempts_left: 0, hint: `${chatQueryAttemptLimit} statements failed in this answer, the limit: do not call query_database again; tell the user what went wrong.` }
+}
+
+function queryTool(tables: Map<string, TableInfo>, caller: ChatCaller, state: ChatTurnState) {
   const readable = new Set(tablesAllowed(tables, caller, 'view').map(table => table.name))
   return tool({
     description: 'Run one read-only PostgreSQL SELECT over the team\'s tables and get the rows back. '
-      + 'Only the current team\'s rows are visible; do not filter by team_id.',
+      + 'Only the current team\'s rows are visible; do not filter by team_id. '
+      + `If a statement fails, its error comes back so you can fix it; at most ${chatQueryAttemptLimit} statements may fail per answer.`,
     inputSchema: z.object({ sql: z.string().min(1).max(10_000).describe('One SELECT statement') }),
-    execute: async ({ sql }) => {
+    execute: async ({ sql }): Promise<QueryDatabaseOutput | ToolFailure> => {
+      if (state.failedQueries >= chatQueryAttemptLimit) {
+        // counted too: the answer stops after this step (queryAttemptsExhausted)
+        state.failedQueries += 1
+        return { error: `Not run: ${chatQueryAttemptLimit} statements already failed in this answer. Answer the user without querying again.`, attempts_left: 0 }
+      }
       try {
         const result = await runChatQuery(await useChatQueryTarget(), sql, caller.teamId, readable)
         const rows = fitRows(result.rows)
@@ -132,19 +172,22 @@ function queryTool(tables: Map<string, TableInfo>, caller: ChatCaller) {
         return { columns: result.columns, rows, row_count: rows.length, ...(note ? { note } : {}) }
       }
       catch (error) {
-        if (error instanceof ChatQueryRefused) return { error: `Refused: ${error.message}` }
+        if (error instanceof ChatQueryRefused) return queryFailure(`Refused: ${error.message}`, state)
         // a database error about the model's own statement (unknown column, bad cast, timeout)
-        return { error: (error as Error).message }
+        return queryFailure((error as Error).message, state)
       }
     },
   })
 }
 
+/** Stops an answer whose statements keep failing once the model ignored the limit. */
+export const queryAttemptsExhausted = (state: ChatTurnState) => () => state.failedQueries > chatQueryAttemptLimit
+
 function webSearchTool(url: string) {
   return tool({
     description: 'Search the web; answers titles, addresses and snippets of the top results.',
     inputSchema: z.object({ query: z.string().min(1).max(400) }),
-    execute: async ({ query }) => {
+    execute: async ({ query }): Promise<WebSearchOutput | ToolFailure> => {
       try {
         const address = new URL(url)
         address.searchParams.set('q', query)
@@ -166,12 +209,11 @@ function webSearchTool(url: string) {
  * tools for the tables and actions the caller's role allows (each approved by the user, run
  * through the audited client with source `chat` and the chat id), and web_search when enabled.
  */
-export function chatTools(tables: Map<string, TableInfo>, caller: ChatCaller, chatId: string): ToolSet {
-  const client = createAuditedClient(caller.db, { actorId: caller.userId, teamId: caller.teamId, source: 'chat', sourceRef: chatId })
+export function chatTools(tables: Map<string, TableInfo>, registry: Map<string, TableInfo>, caller: ChatCaller, chatId: string, state: ChatTurnState): ToolSet {
   const searchUrl = setting('chatWebSearchUrl')
   return {
-    query_database: queryTool(tables, caller),
-    ...writeTools(tables, caller, client),
+    query_database: queryTool(tables, caller, state),
+    ...writeTools(tables, registry, caller, chatId, state),
     ...(searchUrl ? { web_search: webSearchTool(searchUrl) } : {}),
   }
 }

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import type { H3Event } from 'h3'
-import { consumeStream, convertToModelMessages, stepCountIs, streamText, type UIMessage } from 'ai'
+import { consumeStream, convertToModelMessages, stepCountIs, streamText } from 'ai'
 import { z } from 'zod'
+import type { ChatMessage, ChatMessageMetadata, TokenUsage } from '#shared/types/chat'
 import type { ChatCaller } from './access'
 import { applyApprovals, denyPending } from './approvals'
-import { deleteMessages, loadMessages, saveMessages, titleFromFirstMessage, type Chat } from './chats'
+import { deleteMessages, loadMessages, recordTokenUsage, saveMessages, teamTokensThisMonth, titleFromFirstMessage, type Chat } from './chats'
 import { chatModel } from './model'
 import { systemPrompt } from './prompt'
-import { chatTables, chatTools, tablesAllowed } from './tools'
+import { useChatQueryTarget } from './query-pool'
+import { chatTables, chatTools, newTurnState, queryAttemptsExhausted, tablesAllowed } from './tools'
+import { valueHints } from './value-hints'
 
 /**
  * What the browser may send for a turn: the new user message (text only), the answers to the
@@ -34,13 +37,13 @@ export const ChatTurnBody = z.union([
 export type ChatTurn = z.output<typeof ChatTurnBody>
 
 /** Applies the turn to the stored history and returns the conversation the model continues. */
-async function prepareHistory(caller: ChatCaller, chat: Chat, turn: ChatTurn): Promise<UIMessage[]> {
+async function prepareHistory(caller: ChatCaller, chat: Chat, turn: ChatTurn): Promise<ChatMessage[]> {
   const history = await loadMessages(caller.db, chat.id)
   const owned = { ...chat, userId: caller.userId, teamId: caller.teamId }
   const last = history.at(-1)
   if ('message' in turn) {
     if (history.some(message => message.id === turn.message.id)) throw createError({ statusCode: 409, statusMessage: 'This message was already sent' })
-    const message: UIMessage = { id: turn.message.id, role: 'user', parts: turn.message.parts }
+    const message: ChatMessage = { id: turn.message.id, role: 'user', parts: turn.message.parts }
     const changed = denyPending(last) ? [last!, message] : [message]
     await saveMessages(caller.db, owned, changed)
     if (!history.some(m => m.role === 'user')) await titleFromFirstMessage(caller.db, chat.id, turn.message.parts.map(p => p.text).join(' '))
@@ -66,31 +69,76 @@ function requestAbortSignal(event: H3Event): AbortSignal {
   return controller.signal
 }
 
+/** The team's monthly token cap (CHAT_TEAM_MONTHLY_TOKENS); unset or empty: no cap. */
+function monthlyTokenCap(): number | null {
+  const value = setting('chatTeamMonthlyTokens').trim()
+  if (!value) return null
+  const cap = Number(value)
+  return Number.isFinite(cap) && cap >= 0 ? cap : null
+}
+
+/** 429 when the team has used its tokens of the month: checked before anything is stored or a model is called. */
+async function requireTokenBudget(caller: ChatCaller): Promise<void> {
+  const cap = monthlyTokenCap()
+  if (cap === null) return
+  const used = await teamTokensThisMonth(caller.db, caller.teamId)
+  if (used >= cap) {
+    throw createError({ statusCode: 429, statusMessage: `Your team has used its chat allowance for this month (${used} of ${cap} tokens). It renews on the first of next month.` })
+  }
+}
+
+const addUsage = (a: TokenUsage, b: TokenUsage): TokenUsage => ({ input: a.input + b.input, output: a.output + b.output })
+
 /**
  * Runs one turn of a chat and answers it as an AI SDK UI message stream: the model continues the
  * stored conversation with the chat tools; approved writes run first; the answer is stored when it
- * ends, also when the user stopped it.
+ * ends, also when the user stopped it, with the tokens it used (also counted for the team's month).
  */
 export async function streamChatTurn(event: H3Event, caller: ChatCaller, chat: Chat, turn: ChatTurn): Promise<Response> {
+  await requireTokenBudget(caller)
   const history = await prepareHistory(caller, chat, turn)
-  const tables = await chatTables()
-  const tools = chatTools(tables, caller, chat.id)
+  const [tables, registry] = await Promise.all([chatTables(), useTableRegistry()])
+  const readable = tablesAllowed(tables, caller, 'view')
+  const state = newTurnState()
+  const tools = chatTools(tables, registry, caller, chat.id, state)
   const writeToolNames = Object.keys(tools).filter(name => /^(create|update|delete)_/.test(name))
+  const values = await valueHints(await useChatQueryTarget(), caller.teamId, readable).catch((error: Error) => {
+    console.warn('[chat] no value hints:', error.message)
+    return {}
+  })
   const owned = { ...chat, userId: caller.userId, teamId: caller.teamId }
+  // an approval continues the last answer: its earlier usage counts towards the message
+  const continued = history.at(-1)?.role === 'assistant' ? history.at(-1)!.metadata?.usage : undefined
+  let used: TokenUsage = { input: 0, output: 0 }
   const result = streamText({
     model: chatModel(),
-    system: systemPrompt(caller, tablesAllowed(tables, caller, 'view'), writeToolNames),
+    system: systemPrompt(caller, readable, writeToolNames, values),
     messages: await convertToModelMessages(history, { tools, ignoreIncompleteToolCalls: true }),
     tools,
-    stopWhen: stepCountIs(12),
+    stopWhen: [stepCountIs(12), queryAttemptsExhausted(state)],
     abortSignal: requestAbortSignal(event),
   })
-  return result.toUIMessageStreamResponse({
+  return result.toUIMessageStreamResponse<ChatMessage>({
     originalMessages: history,
     generateMessageId: randomUUID,
     consumeSseStream: consumeStream,
+    messageMetadata: ({ part }): ChatMessageMetadata | undefined => {
+      if (part.type === 'finish-step') {
+        used = addUsage(used, { input: part.usage.inputTokens ?? 0, output: part.usage.outputTokens ?? 0 })
+        return { usage: addUsage(continued ?? { input: 0, output: 0 }, used) }
+      }
+      if (part.type === 'tool-approval-request') {
+        const proposal = state.proposals.get(part.toolCall.toolCallId)
+        return proposal ? { proposals: { [part.toolCall.toolCallId]: proposal } } : undefined
+      }
+      return undefined
+    },
     onFinish: async ({ responseMessage }) => {
-      if (responseMessage.parts.length) await saveMessages(caller.db, owned, [responseMessage])
+      if (responseMessage.parts.length) {
+        responseMessage.metadata = { ...responseMessage.metadata, usage: addUsage(continued ?? { input: 0, output: 0 }, used) }
+        await saveMessages(caller.db, owned, [responseMessage])
+      }
+      if (used.input || used.output) await recordTokenUsage(caller.db, owned, used)
     },
     onError: (error) => {
       console.error('[chat] the model failed', error)

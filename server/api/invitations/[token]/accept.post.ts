@@ -1,7 +1,7 @@
 export default defineEventHandler(async (event) => {
-  const user = await requireUser(event)
+  const { user, client } = await authSignedIn(event)
   const token = getRouterParam(event, 'token') ?? ''
-  const membership = await acceptInvitation(await useDb(), user, token)
+  const membership = await acceptInvitation(client, token)
   // the team just joined becomes the current one
   await setUserSession(event, { user, currentTeamId: membership.team_id })
   return membership

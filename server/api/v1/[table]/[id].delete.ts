@@ -2,7 +2,7 @@ export default definePublicApiHandler(async (event) => {
   const { client } = await authApiKey(event)
   const table = await requireDomainTable(event)
   const id = requireRecordId(event, table)
-  await deleteRecord(client, table, id)
+  await deleteRecordIfMatch(event, client, table, id)
   setResponseStatus(event, 204)
   return null
 })

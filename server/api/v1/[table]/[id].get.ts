@@ -2,5 +2,5 @@ export default definePublicApiHandler(async (event) => {
   const { client } = await authApiKey(event)
   const table = await requireDomainTable(event)
   const id = requireRecordId(event, table)
-  return getRecord(client, table, id)
+  return answerRecord(event, await getRecord(client, table, id))
 })

@@ -3,5 +3,5 @@ export default definePublicApiHandler(async (event) => {
   const table = await requireDomainTable(event)
   const id = requireRecordId(event, table)
   const body = await readValidBody(event, RecordBody)
-  return updateRecord(client, table, id, body)
+  return updateRecordIfMatch(event, client, table, id, body)
 })

@@ -1,7 +1,7 @@
 export default defineEventHandler(async (event) => {
-  const { client, team } = await authUser(event, 'invitations.revoke')
+  const { client } = await authUser(event, 'invitations.revoke')
   const invitationId = requireIdParam(event, 'id', 'Invitation')
-  await revokeInvitation(client, team.id, invitationId)
+  await revokeInvitation(client, invitationId)
   setResponseStatus(event, 204)
   return null
 })

@@ -1,4 +1,4 @@
 export default defineEventHandler(async (event) => {
-  const { client, team } = await authUser(event, 'invitations.view')
-  return listPendingInvitations(client, team.id, inviteBaseUrl(event))
+  const { client } = await authUser(event, 'invitations.view')
+  return listPendingInvitations(client, inviteBaseUrl(event))
 })

@@ -1,6 +1,6 @@
 export default defineEventHandler(async (event) => {
-  const { client, team } = await authUser(event, 'members.update')
+  const { client } = await authUser(event, 'members.update')
   const userId = requireIdParam(event, 'userId', 'Member')
   const { role } = await readValidBody(event, MemberRoleBody)
-  return updateMemberRole(client, { teamId: team.id, userId, role })
+  return updateMemberRole(client, userId, role)
 })

@@ -1,4 +1,4 @@
 export default defineEventHandler(async (event) => {
-  const { client, team } = await authUser(event, 'members.view')
-  return listMembers(client, team.id)
+  const { client } = await authUser(event, 'members.view')
+  return listMembers(client)
 })

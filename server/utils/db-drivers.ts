@@ -39,7 +39,8 @@ pg.types.setTypeParser(INT8, value => Number(value))
 pg.types.setTypeParser(DATE, value => value)
 
 function createPostgres(url: string, max: number): Database {
-  const pool = new pg.Pool({ connectionString: url, max })
+  // a connection attempt that hangs (server unreachable) fails after 10 s instead of waiting forever
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 })
   pool.on('error', error => console.error('[db] idle client error', error.message))
   const wrap = (client: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T>(text: string, params?: unknown[]) {
@@ -55,6 +56,11 @@ function createPostgres(url: string, max: number): Database {
     ...wrap(pool),
     async transaction(fn) {
       const client = await pool.connect()
+      // a checked-out client has no pool listener: without one, the server going away between two
+      // statements would be an unhandled 'error' event, which ends the process
+      const onLost = (error: Error) => console.error('[db] connection lost:', error.message)
+      client.on('error', onLost)
+      let isBroken = false
       try {
         await client.query('begin')
         const result = await fn(wrap(client))
@@ -62,11 +68,15 @@ function createPostgres(url: string, max: number): Database {
         return result
       }
       catch (error) {
-        await client.query('rollback').catch(() => {})
+        await client.query('rollback').catch(() => {
+          isBroken = true
+        })
         throw error
       }
       finally {
-        client.release()
+        client.off('error', onLost)
+        // a connection that cannot even roll back is discarded, not handed to the next request
+        client.release(isBroken || undefined)
       }
     },
     close: () => pool.end(),
@@ -101,6 +111,24 @@ function createPglite(dataDir: string): Database {
 export function createDatabase(options: DatabaseOptions): Database {
   if (options.url) return createPostgres(options.url, options.max ?? 10)
   return createPglite(options.dataDir ?? '.data/db')
+}
+
+const connectionErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+const connectionErrorMessages = /Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Cannot use a pool after calling end/i
+
+/**
+ * Whether an error means the database cannot be reached right now (refused or lost connection,
+ * server shutting down or starting up: SQLSTATE classes 08 and 57P), as opposed to a bad statement.
+ */
+export function isConnectionError(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const { code, message, cause } = current as { code?: unknown, message?: unknown, cause?: unknown }
+    if (typeof code === 'string' && (connectionErrorCodes.has(code) || code.startsWith('08') || code.startsWith('57P'))) return true
+    if (typeof message === 'string' && connectionErrorMessages.test(message)) return true
+    if (current instanceof AggregateError && current.errors.some(isConnectionError)) return true
+    current = cause
+  }
+  return false
 }
 
 /** Whether a database error is a unique-constraint violation (SQLSTATE 23505). */

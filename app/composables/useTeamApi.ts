@@ -1,0 +1,31 @@
+type Body = Record<string, unknown>
+
+/**
+ * The current team's routes, from one place: `url('/members')` is `/api/teams/{current}/members`,
+ * `request(path, { method, body })` sends to it, `refresh(path)` reloads every useTeamFetch of
+ * that path (its key is the URL).
+ */
+export function useTeamApi() {
+  const { currentTeam } = useWorkspace()
+  const teamId = computed(() => currentTeam.value?.id ?? '')
+  const url = (path: string) => `/api/teams/${teamId.value}${path}`
+  return {
+    teamId,
+    url,
+    request: <T = unknown>(path: string, options: { method?: 'POST' | 'PUT' | 'PATCH' | 'DELETE', body?: Body } = {}) =>
+      $fetch<T>(url(path), options),
+    refresh: (path: string) => refreshNuxtData(url(path)),
+  }
+}
+
+/**
+ * Loads a route of the current team (`useTeamFetch<Member[]>('/members')`) without blocking the
+ * page, again when the team changes; returns useAsyncData's `{ data, status, error, refresh }`,
+ * which `<AppAsyncState>` displays. `immediate: false` leaves it unloaded (e.g. without permission).
+ */
+export function useTeamFetch<T>(path: MaybeRefOrGetter<string>, options: { immediate?: boolean } = {}) {
+  const { url } = useTeamApi()
+  const requestFetch = useRequestFetch()
+  const key = computed(() => url(toValue(path)))
+  return useAsyncData<T>(key, () => requestFetch(key.value) as Promise<T>, { lazy: true, immediate: options.immediate ?? true })
+}

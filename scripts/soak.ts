@@ -1,0 +1,197 @@
+// npm run soak — mixed traffic against the built app on a fresh Postgres database for two minutes
+// (SOAK_SECONDS), then a report: requests, errors (must be 0), p50/p99 per kind, webhook deliveries,
+// and the app process's memory (RSS) sampled every second, with a judgement of whether it stayed flat.
+//
+// The traffic, from SOAK_CONCURRENCY (default 6) clients at once: public API reads and writes with
+// a team key, session API reads, server-rendered pages, chat turns answered by the scripted model
+// (tests/support/openai-server.ts), and invitations whose webhooks go to a local receiver.
+//
+// Needs a Postgres server: TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
+// Builds the app first when its sources changed (as the route tests do). Exits 1 on any error.
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+
+process.env.TEST_DB_KIND = 'postgres'
+process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres'
+
+const { startApp } = await import('../tests/support/app')
+const { default: buildIfStale } = await import('../tests/support/global-setup')
+const { Client, createTeam, signUp, uniqueEmail } = await import('../tests/support/http')
+const { startScriptedModel } = await import('../tests/support/openai-server')
+const { startWebhookReceiver } = await import('../tests/support/webhook-receiver')
+
+const seconds = Number(process.env.SOAK_SECONDS ?? 120)
+const concurrency = Number(process.env.SOAK_CONCURRENCY ?? 6)
+// memory is judged after this share of the run (SOAK_WARMUP_SHARE): until then the heap is still
+// growing to its working size (caches, compiled code, V8 sizing its old space before major GCs)
+const warmUpShare = Number(process.env.SOAK_WARMUP_SHARE ?? 0.5)
+
+type Kind = 'api read' | 'api write' | 'api update' | 'session read' | 'page' | 'chat turn' | 'invitation'
+// how often each kind is picked (out of the sum)
+const mix: [Kind, number][] = [
+  ['api read', 30], ['api write', 15], ['api update', 10], ['session read', 20], ['page', 10], ['chat turn', 5], ['invitation', 10],
+]
+
+function rssBytes(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find(l => l.startsWith('VmRSS:'))!
+  return Number(line.replace(/\D+/g, '')) * 1024
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return 0
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+}
+
+/** Least-squares slope of y over x. */
+function slope(points: { x: number, y: number }[]): number {
+  const n = points.length
+  const mx = points.reduce((s, p) => s + p.x, 0) / n
+  const my = points.reduce((s, p) => s + p.y, 0) / n
+  const sxy = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0)
+  const sxx = points.reduce((s, p) => s + (p.x - mx) ** 2, 0)
+  return sxx ? sxy / sxx : 0
+}
+
+const chatReply = 'Here is a short answer from the scripted model.'
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1)
+
+async function main() {
+  await buildIfStale()
+  const model = await startScriptedModel(() => ({ text: chatReply }))
+  const receiver = await startWebhookReceiver()
+  const app = await startApp({
+    LLM_PROVIDER_API_KEY: 'soak-key',
+    LLM_PROVIDER_BASE_URL: model.url,
+    LLM_MODEL: 'scripted-model',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_POLL_INTERVAL_MS: '200',
+  })
+  try {
+    const owner = await signUp(app, { name: 'Sam Soak' })
+    const teamId = await createTeam(owner, 'Soak Team')
+    await owner.patch(`/api/teams/${teamId}`, { webhook_url: receiver.url })
+    receiver.secret = (await owner.get(`/api/teams/${teamId}/webhooks/secret`)).body.secret
+    const key = (await owner.post(`/api/teams/${teamId}/api-keys`, { name: 'soak' })).body.key as string
+    const auth = { authorization: `Bearer ${key}` }
+    const api = new Client(app)
+    const noteIds: string[] = []
+    for (let i = 0; i < 20; i++) noteIds.push((await api.post('/api/v1/notes', { title: `seed ${i}` }, auth)).body.id)
+
+    let counter = 0
+    const expected: Record<Kind, number[]> = {
+      'api read': [200], 'api write': [201], 'api update': [200], 'session read': [200], 'page': [200], 'chat turn': [200], 'invitation': [201],
+    }
+    const send: Record<Kind, () => Promise<{ status: number, body: unknown }>> = {
+      'api read': () => api.get(`/api/v1/notes?limit=20&offset=${counter % 40}`, auth),
+      'api write': async () => {
+        const answer = await api.post('/api/v1/notes', { title: `note ${++counter}`, body: 'soak '.repeat(40) }, auth)
+        if (answer.status === 201) noteIds.push(answer.body.id)
+        return answer
+      },
+      'api update': () => api.patch(`/api/v1/notes/${noteIds[counter++ % noteIds.length]}`, { title: `edited ${counter}` }, auth),
+      'session read': () => [
+        () => owner.get('/api/auth/me'),
+        () => owner.get(`/api/teams/${teamId}/activity?limit=50`),
+        () => owner.get(`/api/teams/${teamId}/api-keys`),
+        () => owner.get(`/api/teams/${teamId}/webhooks/deliveries`),
+      ][counter++ % 4]!(),
+      'page': () => owner.get(['/app', '/app/settings', '/app/activity', '/app/chat'][counter++ % 4]!),
+      'chat turn': async () => {
+        const chat = await owner.post('/api/chats', {})
+        if (chat.status !== 201) return chat
+        const answer = await owner.post(`/api/chats/${chat.body.id}`, { message: { id: randomUUID(), role: 'user', parts: [{ type: 'text', text: 'How many notes do we have?' }] } })
+        // the answer streams as text deltas: it is complete when they add up to the model's reply
+        const deltas = typeof answer.body === 'string'
+          ? answer.body.split('\n').filter(line => line.startsWith('data: {')).map(line => JSON.parse(line.slice(6)) as { type: string, delta?: string })
+          : []
+        const isComplete = deltas.filter(d => d.type === 'text-delta').map(d => d.delta).join('') === chatReply
+        return { status: isComplete ? answer.status : 599, body: answer.body }
+      },
+      'invitation': () => owner.post(`/api/teams/${teamId}/invitations`, { email: uniqueEmail('soak'), role: 'member' }),
+    }
+    const totalWeight = mix.reduce((s, [, w]) => s + w, 0)
+    const pick = (): Kind => {
+      let r = Math.random() * totalWeight
+      for (const [kind, weight] of mix) if ((r -= weight) < 0) return kind
+      return mix[0]![0]
+    }
+
+    const latencies = new Map<Kind, number[]>(mix.map(([kind]) => [kind, []]))
+    const errors: string[] = []
+    const samples: { x: number, y: number }[] = []
+    const startedAt = Date.now()
+    const endAt = startedAt + seconds * 1000
+    const sampler = setInterval(() => samples.push({ x: (Date.now() - startedAt) / 1000, y: rssBytes(app.pid) }), 1000)
+    samples.push({ x: 0, y: rssBytes(app.pid) })
+    console.info(`[soak] ${seconds} s of mixed traffic from ${concurrency} clients against ${app.url} (RSS at start ${mb(samples[0]!.y)} MB)`)
+    const progress = setInterval(() => {
+      const done = [...latencies.values()].reduce((s, l) => s + l.length, 0)
+      console.info(`[soak] ${Math.round((Date.now() - startedAt) / 1000)} s: ${done} requests, ${errors.length} errors, RSS ${mb(rssBytes(app.pid))} MB`)
+    }, 15_000)
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (Date.now() < endAt) {
+        const kind = pick()
+        const begin = performance.now()
+        try {
+          const answer = await send[kind]()
+          latencies.get(kind)!.push(performance.now() - begin)
+          if (!expected[kind].includes(answer.status)) errors.push(`${kind}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`)
+        }
+        catch (error) {
+          errors.push(`${kind}: ${(error as Error).message}`)
+        }
+      }
+    }))
+    clearInterval(sampler)
+    clearInterval(progress)
+    samples.push({ x: (Date.now() - startedAt) / 1000, y: rssBytes(app.pid) })
+
+    // every queued webhook reaches the receiver
+    const deadline = Date.now() + 60_000
+    let pending = Infinity
+    while (Date.now() < deadline) {
+      pending = (await app.db.query<{ n: number }>(`select count(*)::int as n from public.webhook_deliveries where team_id = $1 and status <> 'succeeded'`, [teamId])).rows[0]!.n
+      if (pending === 0) break
+      await new Promise(r => setTimeout(r, 200))
+    }
+    const deliveries = (await app.db.query<{ n: number }>('select count(*)::int as n from public.webhook_deliveries where team_id = $1', [teamId])).rows[0]!.n
+    const verified = new Set(receiver.received.filter(r => r.verifyError === null).map(r => r.id)).size
+    if (pending !== 0) errors.push(`webhooks: ${pending} deliveries not delivered a minute after the traffic stopped`)
+    if (verified !== deliveries) errors.push(`webhooks: ${deliveries} queued, ${verified} distinct verified deliveries received`)
+
+    const elapsed = (Date.now() - startedAt) / 1000
+    const all = [...latencies.values()].flat().sort((a, b) => a - b)
+    console.info(`\n[soak] report (${elapsed.toFixed(0)} s, ${concurrency} clients)`)
+    console.info(`requests: ${all.length} (${(all.length / seconds).toFixed(1)}/s), errors: ${errors.length}`)
+    console.info(`latency: p50 ${percentile(all, 0.5).toFixed(1)} ms, p99 ${percentile(all, 0.99).toFixed(1)} ms`)
+    for (const [kind, values] of latencies) {
+      const sorted = [...values].sort((a, b) => a - b)
+      console.info(`  ${kind.padEnd(13)} ${String(sorted.length).padStart(6)} requests  p50 ${percentile(sorted, 0.5).toFixed(1).padStart(7)} ms  p99 ${percentile(sorted, 0.99).toFixed(1).padStart(7)} ms`)
+    }
+    console.info(`webhooks: ${deliveries} queued, ${verified} delivered and verified`)
+
+    const warm = samples.filter(s => s.x >= seconds * warmUpShare)
+    const warmRss = warm[0]!.y
+    const endRss = samples.at(-1)!.y
+    const maxRss = Math.max(...samples.map(s => s.y))
+    const slopePerMinute = slope(warm) * 60
+    const projectedGrowth = slope(warm) * (warm.at(-1)!.x - warm[0]!.x)
+    // flat: the linear trend over the warm part adds less than 10% of its starting RSS, and the end is within 10% of it
+    const isFlat = projectedGrowth < warmRss * 0.1 && endRss < warmRss * 1.1
+    console.info(`memory (RSS of the app process): start ${mb(samples[0]!.y)} MB, after warm-up (${(seconds * warmUpShare).toFixed(0)} s) ${mb(warmRss)} MB, end ${mb(endRss)} MB, max ${mb(maxRss)} MB`)
+    console.info(`memory trend after warm-up: ${slopePerMinute >= 0 ? '+' : ''}${mb(slopePerMinute)} MB/min over ${warm.length} samples -> ${isFlat ? 'flat' : 'GROWING'}`)
+    if (errors.length) {
+      console.error('\nerrors (first 20):')
+      for (const error of errors.slice(0, 20)) console.error(`  ${error}`)
+    }
+    if (app.hasExited) errors.push('the app exited')
+    process.exitCode = errors.length || !isFlat ? 1 : 0
+  }
+  finally {
+    await app.stop()
+    await receiver.close()
+    await model.close()
+  }
+}
+
+await main()

@@ -1,0 +1,4 @@
+export default defineEventHandler(async (event) => {
+  const { client, team } = await authUser(event, 'webhooks.view')
+  return listWebhookEndpoints(client, team.id)
+})

@@ -1,0 +1,134 @@
+import AxeBuilder from '@axe-core/playwright'
+import { expect, test, type Browser, type Page } from '@playwright/test'
+import { startApp, type TestApp } from '../support/app'
+import { openPage } from '../support/browser'
+import { addMember, createTeam, signUp, uniqueEmail, type Client } from '../support/http'
+import { startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
+
+// Every page of the app, at three widths in light and dark: axe-core finds no critical or serious
+// violation, and no visible control (button, link, field) lies outside the viewport sideways.
+// To check a new page, add one line to `pages`: its path (from the seeded ids), who views it
+// (guest, owner or member) and, optionally, a setup that brings the page to the state to check.
+
+interface Seed {
+  teamId: string
+  inviteToken: string
+  taskId: string
+  chatId: string
+}
+
+interface PageCase {
+  path: (seed: Seed) => string
+  role: 'guest' | 'owner' | 'member'
+  setup?: (page: Page) => Promise<void>
+}
+
+const pages: PageCase[] = [
+  { path: () => '/login', role: 'guest' },
+  { path: () => '/signup', role: 'guest' },
+  { path: seed => `/invite/${seed.inviteToken}`, role: 'guest' },
+  { path: () => '/app', role: 'owner' },
+  { path: () => '/app', role: 'member' },
+  { path: () => '/app/activity', role: 'owner' },
+  { path: () => '/app/settings', role: 'owner' },
+  { path: () => '/app/settings', role: 'member' },
+  { path: () => '/app/settings/members', role: 'owner' },
+  { path: () => '/app/settings/members', role: 'member' },
+  { path: () => '/app/settings/api-keys', role: 'owner' },
+  { path: () => '/app/data/tasks', role: 'owner' },
+  { path: () => '/app/data/tasks/new', role: 'owner' },
+  { path: seed => `/app/data/tasks/${seed.taskId}`, role: 'owner' },
+  { path: () => '/app/chat', role: 'owner' },
+  { path: seed => `/app/chat/${seed.chatId}`, role: 'owner' },
+]
+
+const widths = [390, 820, 1440]
+const schemes = ['light', 'dark'] as const
+
+let app: TestApp
+let model: ScriptedModelServer
+let seed: Seed
+const sessions: Record<PageCase['role'], string> = { guest: '', owner: '', member: '' }
+
+test.beforeAll(async () => {
+  model = await startScriptedModel()
+  app = await startApp({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model.url, LLM_MODEL: 'scripted-model' })
+  const owner = await signUp(app, { email: uniqueEmail('a11y-owner'), name: 'Olive Owner' })
+  const teamId = await createTeam(owner, 'Accessible Team')
+  const member = await signUp(app, { email: uniqueEmail('a11y-member'), name: 'Mia Member' })
+  await addMember(app, teamId, member, 'member')
+  await member.put('/api/auth/current-team', { team_id: teamId })
+  await owner.patch(`/api/teams/${teamId}`, { webhook_url: 'https://hooks.example.com/team' })
+
+  const key = await expectCreated(owner, `/api/teams/${teamId}/api-keys`, { name: 'Nightly sync', expires_at: null })
+  const invitation = await expectCreated(owner, `/api/teams/${teamId}/invitations`, { email: uniqueEmail('invitee'), role: 'member' })
+  const task = await fetch(`${app.url}/api/v1/tasks`, {
+    method: 'POST',
+    headers: { 'authorization': `Bearer ${key.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ title: 'Write the report' }),
+  })
+  expect(task.status).toBe(201)
+  const chat = await expectCreated(owner, '/api/chats', {})
+  seed = { teamId, inviteToken: String(invitation.invite_url).split('/').pop()!, taskId: (await task.json()).id, chatId: chat.id }
+  sessions.owner = owner.cookie
+  sessions.member = member.cookie
+})
+
+test.afterAll(async () => {
+  await app?.stop()
+  await model?.close()
+})
+
+async function expectCreated(client: Client, path: string, body: unknown) {
+  const answer = await client.post(path, body)
+  expect(answer.status, `${path}: ${JSON.stringify(answer.body)}`).toBe(201)
+  return answer.body
+}
+
+/** Visible controls whose box reaches past the left or right edge of the viewport. */
+function controlsOutside(page: Page) {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth
+    return [...document.querySelectorAll<HTMLElement>('button, a[href], input, select, textarea, [role="button"], [role="combobox"]')]
+      .filter(element => element.checkVisibility({ visibilityProperty: true, opacityProperty: true }))
+      .filter((element) => {
+        const box = element.getBoundingClientRect()
+        return box.width > 1 && box.height > 1 && (box.left < -1 || box.right > width + 1)
+      })
+      .map(element => `${element.tagName.toLowerCase()} "${(element.getAttribute('aria-label') ?? element.textContent ?? '').trim().slice(0, 40)}"`)
+  })
+}
+
+async function check(browser: Browser, entry: PageCase, problems: string[]) {
+  const path = entry.path(seed)
+  for (const scheme of schemes) {
+    const context = await browser.newContext({ colorScheme: scheme, viewport: { width: widths[0]!, height: 844 } })
+    if (sessions[entry.role]) {
+      const [name, value] = sessions[entry.role].split('=')
+      await context.addCookies([{ name: name!, value: value!, url: app.url }])
+    }
+    const page = await context.newPage()
+    await openPage(page, app.url, path)
+    await expect(page, `${path} as ${entry.role}`).toHaveURL(`${app.url}${path}`)
+    await entry.setup?.(page)
+    for (const width of widths) {
+      await page.setViewportSize({ width, height: width < 800 ? 844 : 900 })
+      await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
+      const where = `${path} as ${entry.role} at ${width}px ${scheme}`
+      const { violations } = await new AxeBuilder({ page }).analyze()
+      for (const violation of violations.filter(found => found.impact === 'critical' || found.impact === 'serious')) {
+        problems.push(`${where}: ${violation.id} (${violation.impact}) ${violation.nodes.slice(0, 3).map(node => node.target.join(' ')).join(', ')}`)
+      }
+      for (const control of await controlsOutside(page)) problems.push(`${where}: ${control} is outside the viewport`)
+    }
+    await context.close()
+  }
+}
+
+for (const entry of pages) {
+  test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id' })} as ${entry.role}`, async ({ browser }) => {
+    const problems: string[] = []
+    await check(browser, entry, problems)
+    expect(problems).toEqual([])
+  })
+}

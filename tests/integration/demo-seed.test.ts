@@ -1,0 +1,38 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { startApp, type TestApp } from '../support/app'
+import { Client } from '../support/http'
+
+let app: TestApp | undefined
+afterEach(async () => {
+  await app?.stop()
+  app = undefined
+})
+
+const signIn = (password: string) => new Client(app!).post('/api/auth/login', { email: 'demo@example.com', password })
+const profiles = async () => (await app!.db.query('select count(*)::int as n from public.profiles')).rows[0].n as number
+
+describe('the demo account', () => {
+  it('is not seeded in production unless asked for', async () => {
+    // an empty value is the setting left unset
+    app = await startApp({ NODE_ENV: 'production', NUXT_SEED_DEMO: '' })
+    expect(await profiles()).toBe(0)
+    expect((await signIn('demo-password')).status).toBe(401)
+    expect(app.output.join('')).not.toMatch(/Seeded the demo team/)
+  })
+
+  it('is seeded in production on request with a generated password printed once, never the published one', async () => {
+    app = await startApp({ NODE_ENV: 'production', NUXT_SEED_DEMO: 'true' })
+    expect(await profiles()).toBeGreaterThan(0)
+    const printed = app.output.join('').match(/Sign in as demo@example\.com with the password (\S+)/)
+    expect(printed).not.toBeNull()
+    const password = printed![1]!
+    expect(password).not.toBe('demo-password')
+    expect(password.length).toBeGreaterThanOrEqual(16)
+    expect((await signIn('demo-password')).status).toBe(401)
+    expect((await new Client(app).post('/api/auth/login', { email: 'sam@example.com', password: 'demo-password' })).status).toBe(401)
+    expect((await signIn(password)).status).toBe(200)
+    await app.restart()
+    expect(app.output.join('').match(/with the password/g)).toHaveLength(1)
+    expect((await signIn(password)).status).toBe(200)
+  })
+})
