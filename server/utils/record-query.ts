@@ -2,6 +2,7 @@ import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { uuidPattern } from '#shared/utils/patterns'
 import type { AuditedClient } from './audited-client'
+import { rejectUnstorable } from './validation'
 import { getRecord, recordSelectTemplate, updateRecord, deleteRecord, type Row } from './records'
 import { quoteIdent, type ColumnInfo, type TableInfo } from './table-registry'
 
@@ -64,6 +65,7 @@ const integer = (name: string, text: string | undefined, min: number, max: numbe
 
 /** Reads filters (`col=op.value`), `order`, `limit`, `offset` and `cursor` from a query; 400 naming what is wrong. */
 export function parseRecordQuery(table: TableInfo, query: Record<string, unknown>, prefer?: string): RecordQuery {
+  rejectUnstorable(query)
   const single = (key: string) => {
     const value = query[key]
     if (Array.isArray(value)) throw bad(`${key}: give it once`)

@@ -30,14 +30,18 @@ export function storableJson(value: unknown): string {
   return JSON.stringify(value, (_key, item: unknown) => typeof item === 'string' ? item.replaceAll('\u0000', '\uFFFD') : item)
 }
 
+/** Throws a 400 naming the first string in `value` that holds a NUL character, which Postgres cannot take. */
+export function rejectUnstorable(value: unknown): void {
+  const unstorable = unstorableStringPath(value)
+  if (!unstorable) return
+  const field = unstorable.join('.').replaceAll('\u0000', '\\u0000')
+  throw createError({ statusCode: 400, statusMessage: `${field ? `${field}: ` : ''}must not contain the NUL character (\\u0000)` })
+}
+
 /** Parses a value with a zod schema, or throws a 400 naming the field. */
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
   // every body and query string passes here: text Postgres would refuse never reaches a write
-  const unstorable = unstorableStringPath(value)
-  if (unstorable) {
-    const field = unstorable.join('.').replaceAll('\u0000', '\\u0000')
-    throw createError({ statusCode: 400, statusMessage: `${field ? `${field}: ` : ''}must not contain the NUL character (\\u0000)` })
-  }
+  rejectUnstorable(value)
   const result = schema.safeParse(value)
   if (!result.success) throw validationError(result.error.issues)
   return result.data
