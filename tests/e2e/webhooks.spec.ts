@@ -49,8 +49,12 @@ test('an owner adds an endpoint for task events, sees a delivery with its attemp
   await form.getByRole('button', { name: 'Add endpoint' }).click()
   await expect(form.getByText(/at least one event type/)).toBeVisible()
   await form.getByText('Choose events').click()
-  await page.getByRole('option', { name: 'tasks.created' }).click()
+  const option = page.getByRole('option', { name: 'tasks.created' })
+  await option.click()
+  await expect(option).toHaveAttribute('aria-selected', 'true')
+  // Escape closes the event list, not the dialog
   await page.keyboard.press('Escape')
+  await expect(page.getByRole('listbox')).toBeHidden()
   await expect(form).toBeVisible()
   await form.getByLabel('Description').fill('Task sync')
   await form.getByRole('button', { name: 'Add endpoint' }).click()
