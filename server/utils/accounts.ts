@@ -1,6 +1,7 @@
 import type { User } from '#auth-utils'
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import { isUniqueViolation, type Database } from './db-drivers'
+import { endUserSessions } from './sessions'
 import type { TeamSummary } from '#shared/types/api'
 
 const loginWindowMinutes = 15
@@ -55,6 +56,21 @@ export async function verifyCredentials(db: Database, email: string, password: s
   if (!account || !await verifyPassword(account.encrypted_password, password)) return null
   await db.query('delete from public.login_attempts where key = $1', [email])
   return { id: account.id, email: account.email, name: account.name }
+}
+
+/**
+ * Changes the user's password after checking the current one (throttled like a sign-in, so it
+ * cannot be used to guess it), and ends the user's other sessions. 401 for a wrong password.
+ */
+export async function changePassword(db: Database, user: User, keepSessionId: string, currentPassword: string, newPassword: string): Promise<{ endedSessions: number }> {
+  const retryAfter = await claimLoginAttempt(db, user.email)
+  if (retryAfter) throw createError({ statusCode: 429, statusMessage: `Too many wrong passwords; try again in ${Math.ceil(retryAfter / 60)} minute(s)` })
+  if (!await verifyCredentials(db, user.email, currentPassword)) throw createError({ statusCode: 401, statusMessage: 'current_password: is wrong' })
+  const passwordHash = await hashPassword(newPassword)
+  return db.transaction(async (tx) => {
+    await tx.query('update auth.users set encrypted_password = $2 where id = $1', [user.id, passwordHash])
+    return { endedSessions: await endUserSessions(tx, user.id, keepSessionId) }
+  })
 }
 
 /**

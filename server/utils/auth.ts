@@ -15,6 +15,8 @@ export interface TeamContext {
 export async function requireUser(event: H3Event): Promise<User> {
   const session = await getUserSession(event)
   if (!session.user) throw createError({ statusCode: 401, statusMessage: 'Sign in first' })
+  // a sealed cookie outlives sign-out unless its server-side session is checked every time
+  if (!await isSessionLive(await useDb(), session)) throw createError({ statusCode: 401, statusMessage: 'This session has ended; sign in again' })
   return session.user
 }
 

@@ -7,6 +7,8 @@ declare module '#auth-utils' {
 
   interface UserSession {
     currentTeamId?: string | null
+    /** The id of the session's row in public.user_sessions; the cookie is valid while it exists. */
+    sessionId?: string
   }
 }
 

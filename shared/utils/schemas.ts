@@ -24,10 +24,17 @@ export const isoDateTime = z.iso.datetime({ offset: true, error: 'must be an ISO
 
 export const webhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048)
 
+const newPassword = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters')
+
 export const SignupBody = z.object({
   email,
-  password: z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters'),
+  password: newPassword,
   name: personName,
+})
+
+export const ChangePasswordBody = z.object({
+  current_password: z.string().min(1, 'is required').max(128),
+  new_password: newPassword,
 })
 
 export const LoginBody = z.object({

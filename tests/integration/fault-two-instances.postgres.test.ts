@@ -40,6 +40,9 @@ describe('two app processes behind a round-robin proxy', () => {
     const onSecond = new Client(second)
     onSecond.cookie = onFirst.cookie
     expect((await onSecond.get('/api/auth/me')).body.user.id).toBe(onFirst.user!.id)
+    // signing out on the first process ends the session on the second at once
+    expect((await onFirst.post('/api/auth/logout')).status).toBe(204)
+    expect((await onSecond.get('/api/auth/me')).status).toBe(401)
   })
 
   it('serve the same keys: a key created on one works on the other, and its revocation too', async () => {

@@ -5,6 +5,6 @@ export default defineEventHandler(async (event) => {
     setResponseHeader(event, 'retry-after', result.retryAfter)
     throw createError({ statusCode: 429, statusMessage: `Too many failed sign-ins; try again in ${Math.ceil(result.retryAfter / 60)} minute(s)` })
   }
-  await replaceUserSession(event, { user: result.user, currentTeamId: result.currentTeamId })
+  await startSession(event, result.user, result.currentTeamId)
   return { user: result.user }
 })
