@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { z } from 'zod'
-import type { ApiKey, CreatedApiKey, CreateApiKeyBody } from '#shared/utils/api-keys'
-import { createAuditedClient, type AuditedClient } from './audited-client'
-import type { Database } from './db-drivers'
+import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody } from '#shared/utils/api-keys'
+import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
+import type { Database, Queryable } from './db-drivers'
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
 export function hashApiKey(rawKey: string): string {
@@ -17,7 +17,7 @@ export function generateApiKey(): { key: string, prefix: string, hash: string } 
 }
 
 const keyColumns = `k.id, k.team_id, k.created_by, p.name as created_by_name, k.name, k.key_prefix,
-  k.last_used_at, k.expires_at, k.revoked_at, k.created_at`
+  k.last_used_at, k.expires_at, k.revoked_at, k.created_at, k.scopes`
 
 /** The team's keys, newest first, with the creator's name; never the hash. */
 export async function listApiKeys(client: AuditedClient, teamId: string): Promise<ApiKey[]> {
@@ -29,18 +29,53 @@ export async function listApiKeys(client: AuditedClient, teamId: string): Promis
   return rows
 }
 
-/** Creates a key for the team, made by the client's actor; the raw key is in this answer only. */
-export async function createApiKey(client: AuditedClient, teamId: string, input: z.output<typeof CreateApiKeyBody>): Promise<CreatedApiKey> {
+/** The scopes, after checking that each names "*" or a table of the public API; 400 naming the first that does not. */
+async function checkedScopes(scopes: ApiKeyScopes | undefined): Promise<ApiKeyScopes> {
+  if (!scopes) return defaultApiKeyScopes
+  const tables = new Set((await domainTables()).map(table => table.name))
+  const unknown = Object.keys(scopes).find(name => name !== '*' && !tables.has(name))
+  if (unknown !== undefined) throw createError({ statusCode: 400, statusMessage: `scopes.${unknown.slice(0, 63)}: is not a table of the public API` })
+  return scopes
+}
+
+/** Inserts a key row and answers it with the creator's name and the raw key (shown this once). */
+async function insertApiKey(client: Queryable, teamId: string, actorId: string, fields: { name: string, scopes: ApiKeyScopes, expires_at: string | null }): Promise<CreatedApiKey> {
   const { key, prefix, hash } = generateApiKey()
   const { rows } = await client.query<ApiKey>(
     `with k as (
-       insert into public.api_keys (team_id, name, key_prefix, key_hash, created_by, expires_at)
-       values ($1, $2, $3, $4, $5, $6) returning *
+       insert into public.api_keys (team_id, name, key_prefix, key_hash, created_by, expires_at, scopes)
+       values ($1, $2, $3, $4, $5, $6, $7) returning *
      )
      select ${keyColumns} from k left join public.profiles p on p.id = k.created_by`,
-    [teamId, input.name, prefix, hash, client.context.actorId, input.expires_at ?? null],
+    [teamId, fields.name, prefix, hash, actorId, fields.expires_at, JSON.stringify(fields.scopes)],
   )
   return { ...rows[0]!, key }
+}
+
+/** Creates a key for the team, made by the client's actor; the raw key is in this answer only. */
+export async function createApiKey(client: AuditedClient, teamId: string, input: z.output<typeof CreateApiKeyBody>): Promise<CreatedApiKey> {
+  const scopes = await checkedScopes(input.scopes)
+  return client.transaction(tx => insertApiKey(tx, teamId, requireActor(client), { name: input.name, scopes, expires_at: input.expires_at ?? null }))
+}
+
+/**
+ * Rolls a key of the team: a new key with the same name, scopes and expiry, while the old one
+ * keeps working for `overlapSeconds` more (0: it stops now). 404 for a key of another team,
+ * 409 for a revoked or expired one. Both changes are one transaction.
+ */
+export async function rollApiKey(client: AuditedClient, teamId: string, keyId: string, overlapSeconds: number): Promise<CreatedApiKey> {
+  return client.transaction(async (tx) => {
+    const { rows } = await tx.query<ApiKeyRow>('select * from public.api_keys where id = $1 and team_id = $2 for update', [keyId, teamId])
+    const old = rows[0]
+    if (!old) throw createError({ statusCode: 404, statusMessage: 'API key not found' })
+    if (apiKeyStatus(old) !== 'active') throw createError({ statusCode: 409, statusMessage: `This API key is ${apiKeyStatus(old)}; create a new one instead` })
+    await tx.query(
+      `update public.api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => $3))
+       where id = $1 and team_id = $2`,
+      [keyId, teamId, overlapSeconds],
+    )
+    return insertApiKey(tx, teamId, requireActor(client), { name: old.name, scopes: old.scopes, expires_at: old.expires_at })
+  })
 }
 
 /** Revokes a key of the team: 404 for a key of another team, 409 when it is already revoked. */
@@ -108,4 +143,10 @@ export async function authApiKey(event: H3Event): Promise<{ apiKey: ApiKeyRow, c
   touchApiKey(db, apiKey)
   const client = createAuditedClient(db, { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'api', apiKeyId: apiKey.id })
   return { apiKey, client }
+}
+
+/** 403 unless the key's scopes give it `needed` access to the table, naming the table and the access. */
+export function requireKeyAccess(apiKey: Pick<ApiKeyRow, 'scopes'>, table: string, needed: ApiKeyAccess): void {
+  if (scopeAllows(apiKey.scopes, table, needed)) return
+  throw createError({ statusCode: 403, statusMessage: `This API key may not ${needed} ${table} (its scopes lack ${needed} access to it)` })
 }

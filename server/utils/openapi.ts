@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { PageQuery } from '#shared/utils/patterns'
+import { scopeAllows, type ApiKeyScopes } from '#shared/utils/api-keys'
 import { joinedNames, recordSchemas } from './records'
 import type { ColumnInfo, TableInfo } from './table-registry'
 import { columnValueType, type JsonSchema } from './column-types'
@@ -37,11 +38,16 @@ const errorResponse = (description: string) => ({
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 })
 
-function tablePaths(table: TableInfo) {
+/** The paths of one table: reading operations, and writing ones when `writable`. */
+function tablePaths(table: TableInfo, writable: boolean) {
   const ref = { $ref: `#/components/schemas/${table.name}` }
   const record = { 'application/json': { schema: ref } }
   const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }
-  const common = { 401: errorResponse('Missing, malformed, unknown, revoked or expired API key') }
+  const common = {
+    401: errorResponse('Missing, malformed, unknown, revoked or expired API key'),
+    403: errorResponse(`The key's scopes lack the access to ${table.name} this operation needs`),
+  }
+  const writes = <T>(operations: T): T | Record<string, never> => (writable ? operations : {})
   return {
     [`/api/v1/${table.name}`]: {
       get: {
@@ -50,12 +56,14 @@ function tablePaths(table: TableInfo) {
         parameters: pageParameters(),
         responses: { 200: { description: 'The records', content: { 'application/json': { schema: { type: 'array', items: ref } } } }, 400: errorResponse('Invalid limit or offset'), ...common },
       },
-      post: {
-        operationId: `create_${table.name}`,
-        summary: `Create a ${table.name} record`,
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${table.name}_create` } } } },
-        responses: { 201: { description: 'The created record', content: record }, 400: errorResponse('Invalid field (the message names it)'), ...common },
-      },
+      ...writes({
+        post: {
+          operationId: `create_${table.name}`,
+          summary: `Create a ${table.name} record`,
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${table.name}_create` } } } },
+          responses: { 201: { description: 'The created record', content: record }, 400: errorResponse('Invalid field (the message names it)'), ...common },
+        },
+      }),
     },
     [`/api/v1/${table.name}/{id}`]: {
       parameters: [idParameter],
@@ -64,34 +72,44 @@ function tablePaths(table: TableInfo) {
         summary: `One ${table.name} record`,
         responses: { 200: { description: 'The record', content: record }, 404: errorResponse('Not a record of the key\'s team'), ...common },
       },
-      patch: {
-        operationId: `update_${table.name}`,
-        summary: `Change columns of a ${table.name} record`,
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${table.name}_update` } } } },
-        responses: { 200: { description: 'The updated record', content: record }, 400: errorResponse('Invalid field (the message names it)'), 404: errorResponse('Not a record of the key\'s team'), ...common },
-      },
-      delete: {
-        operationId: `delete_${table.name}`,
-        summary: `Delete a ${table.name} record`,
-        responses: { 204: { description: 'Deleted' }, 404: errorResponse('Not a record of the key\'s team'), ...common },
-      },
+      ...writes({
+        patch: {
+          operationId: `update_${table.name}`,
+          summary: `Change columns of a ${table.name} record`,
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${table.name}_update` } } } },
+          responses: { 200: { description: 'The updated record', content: record }, 400: errorResponse('Invalid field (the message names it)'), 404: errorResponse('Not a record of the key\'s team'), ...common },
+        },
+        delete: {
+          operationId: `delete_${table.name}`,
+          summary: `Delete a ${table.name} record`,
+          responses: { 204: { description: 'Deleted' }, 404: errorResponse('Not a record of the key\'s team'), ...common },
+        },
+      }),
     },
   }
 }
 
-/** The OpenAPI 3.1 document of the public API: every route of every domain table, with the bearer scheme. */
-export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: string): JsonSchema {
-  const tables = [...registry.values()].filter(table => table.isDomain).sort((a, b) => a.name.localeCompare(b.name))
+/**
+ * The OpenAPI 3.1 document of the public API, with the bearer scheme: every route of every domain
+ * table, or, given a key's scopes, only the operations that key may call.
+ */
+export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: string, scopes?: ApiKeyScopes): JsonSchema {
+  const tables = [...registry.values()]
+    .filter(table => table.isDomain && (!scopes || scopeAllows(scopes, table.name, 'read')))
+    .sort((a, b) => a.name.localeCompare(b.name))
   const schemas: Record<string, JsonSchema> = {
     Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
   }
   let paths: Record<string, unknown> = {}
   for (const table of tables) {
-    const { create, update } = recordSchemas(table)
+    const writable = !scopes || scopeAllows(scopes, table.name, 'write')
     schemas[table.name] = recordSchema(table, registry)
-    schemas[`${table.name}_create`] = bodySchema(create)
-    schemas[`${table.name}_update`] = bodySchema(update)
-    paths = { ...paths, ...tablePaths(table) }
+    if (writable) {
+      const { create, update } = recordSchemas(table)
+      schemas[`${table.name}_create`] = bodySchema(create)
+      schemas[`${table.name}_update`] = bodySchema(update)
+    }
+    paths = { ...paths, ...tablePaths(table, writable) }
   }
   return {
     openapi: '3.1.0',

@@ -1,6 +1,8 @@
 import type { EventHandlerRequest, H3Event } from 'h3'
 import { z } from 'zod'
 import { tableNamePattern } from '#shared/utils/patterns'
+import type { ApiKeyAccess } from '#shared/utils/api-keys'
+import type { AuditedClient } from './audited-client'
 import type { TableInfo } from './table-registry'
 
 /** A record body: any JSON object; the table's own schema validates its fields. */
@@ -30,6 +32,17 @@ export async function requireDomainTable(event: H3Event): Promise<TableInfo> {
   const table = tableNamePattern.test(name) ? await domainTable(name) : undefined
   if (!table) throw createError({ statusCode: 404, statusMessage: `No table named "${name.slice(0, 64)}" in the public API` })
   return table
+}
+
+/**
+ * Authenticates the bearer key (401), resolves the path's table (404) and checks that the key's
+ * scopes give it `needed` access to that table (403 naming both).
+ */
+export async function authApiTable(event: H3Event, needed: ApiKeyAccess): Promise<{ client: AuditedClient, table: TableInfo }> {
+  const { apiKey, client } = await authApiKey(event)
+  const table = await requireDomainTable(event)
+  requireKeyAccess(apiKey, table.name, needed)
+  return { client, table }
 }
 
 /** The record id in the `id` path parameter; a malformed id is a 404 (the record cannot exist). */

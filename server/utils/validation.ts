@@ -47,8 +47,11 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown): z.ou
   return result.data
 }
 
-/** Reads the JSON body and validates it; malformed JSON and invalid fields are 400s. */
-export async function readValidBody<T extends z.ZodType>(event: H3Event, schema: T): Promise<z.output<T>> {
+/**
+ * Reads the JSON body and validates it; malformed JSON and invalid fields are 400s. With
+ * `optional`, a request without a body is read as `{}`.
+ */
+export async function readValidBody<T extends z.ZodType>(event: H3Event, schema: T, options: { optional?: boolean } = {}): Promise<z.output<T>> {
   let body: unknown
   try {
     body = await readBody(event)
@@ -56,6 +59,7 @@ export async function readValidBody<T extends z.ZodType>(event: H3Event, schema:
   catch {
     throw createError({ statusCode: 400, statusMessage: 'The request body is not valid JSON' })
   }
+  if (options.optional && (body === undefined || body === '')) body = {}
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw createError({ statusCode: 400, statusMessage: 'The request body must be a JSON object' })
   }

@@ -1,9 +1,36 @@
 import { z } from 'zod'
 import { isoDateTime } from './schemas'
 
+/** What a key may do with a table: read it, or read and write it. */
+export const apiKeyAccessLevels = ['read', 'write'] as const
+export type ApiKeyAccess = typeof apiKeyAccessLevels[number]
+
+/** A key's permissions: a table name, or "*" for every table, to its access; the most specific entry wins. */
+export type ApiKeyScopes = Record<string, ApiKeyAccess>
+
+/** The scopes of a key created without any: every table, read and write. */
+export const defaultApiKeyScopes: ApiKeyScopes = { '*': 'write' }
+
+export const ApiKeyScopesSchema = z.record(
+  z.string().max(63),
+  z.enum(apiKeyAccessLevels, { error: 'must be "read" or "write"' }),
+).refine(scopes => Object.keys(scopes).length > 0, 'must give access to at least one table')
+
+/** The access the scopes give to a table: its own entry, else the "*" entry, else none. */
+export function scopeAccess(scopes: ApiKeyScopes, table: string): ApiKeyAccess | null {
+  return (Object.hasOwn(scopes, table) ? scopes[table] : scopes['*']) ?? null
+}
+
+/** Whether the scopes allow `needed` on the table (write includes read). */
+export function scopeAllows(scopes: ApiKeyScopes, table: string, needed: ApiKeyAccess): boolean {
+  const access = scopeAccess(scopes, table)
+  return access === 'write' || (access === 'read' && needed === 'read')
+}
+
 /** Body of POST /api/teams/{teamId}/api-keys. */
 export const CreateApiKeyBody = z.object({
   name: z.string().trim().min(1, 'is required').max(100, 'must be at most 100 characters'),
+  scopes: ApiKeyScopesSchema.optional(),
   expires_at: isoDateTime
     .refine(value => Date.parse(value) > Date.now(), 'must lie in the future')
     .nullable()
@@ -22,7 +49,13 @@ export interface ApiKey {
   expires_at: string | null
   revoked_at: string | null
   created_at: string
+  scopes: ApiKeyScopes
 }
+
+/** Body of POST /api/teams/{teamId}/api-keys/{keyId}/roll: how long the old key keeps working. */
+export const RollApiKeyBody = z.object({
+  expires_in_seconds: z.number().int('must be a whole number of seconds').min(0, 'must be 0 or more').max(604_800, 'must be at most 604800 (7 days)').default(0),
+})
 
 /** The creation answer: the key row plus the raw key, shown only this once. */
 export interface CreatedApiKey extends ApiKey {

@@ -74,7 +74,7 @@ test('a new user signs up, creates a team, renames it and sees the rename in Act
   await page.screenshot({ path: test.info().outputPath('activity-dark.png'), fullPage: true })
 
   await page.getByTestId('user-menu').click()
-  await page.getByRole('menuitem', { name: 'Sign out' }).click()
+  await page.getByRole('menuitem', { name: 'Sign out', exact: true }).click()
   await expect(page).toHaveURL(`${app.url}/login`)
   await openPage(page, app.url, '/app/settings')
   await expect(page).toHaveURL(`${app.url}/login?redirect=/app/settings`)
@@ -185,4 +185,52 @@ test('an owner changes a member\'s role and removes them after confirming', asyn
   await expect(page.locator('tbody tr')).toHaveCount(1)
   await expect(page.getByRole('combobox', { name: 'Role of Olive Owner' })).toHaveCount(0)
   await expect(page.getByRole('button', { name: 'Actions for Olive Owner' })).toHaveCount(0)
+})
+
+test('a user changes their password, which signs out their other browser, then signs out everywhere after confirming', async ({ page, browser }) => {
+  const email = uniqueEmail('sessions')
+  await signUp(app, { email, password, name: 'Sid Sessions' })
+  // another browser, signed in with the same account
+  const other = await browser.newContext()
+  const otherPage = await other.newPage()
+  await signInPage(otherPage, app.url, email, '/app')
+  await expect(otherPage).toHaveURL(`${app.url}/app`)
+
+  await signInPage(page, app.url, email, '/app')
+  await expect(page).toHaveURL(`${app.url}/app`)
+  await page.getByTestId('user-menu').click()
+  await page.getByRole('menuitem', { name: 'Change password' }).click()
+  const form = page.getByRole('dialog', { name: 'Change password' })
+  await form.getByLabel('Current password').fill('not my password')
+  await form.getByLabel('New password').fill('a new password 2')
+  await form.getByRole('button', { name: 'Change password' }).click()
+  await expect(form.getByText('current_password: is wrong')).toBeVisible()
+  await form.getByLabel('Current password').fill(password)
+  await form.getByRole('button', { name: 'Change password' }).click()
+  await expect(form).toBeHidden()
+  // the other browser and the sign-up's own session
+  await expect(page.getByText('Password changed; 2 other sessions signed out')).toBeVisible()
+  // focus is back on the menu that opened the form
+  await expect(page.getByTestId('user-menu')).toBeFocused()
+
+  // the other browser is signed out on its next request
+  await openPage(otherPage, app.url, '/app/settings')
+  await expect(otherPage).toHaveURL(`${app.url}/login?redirect=/app/settings`)
+  await other.close()
+
+  const cookies = await page.context().cookies()
+  await page.getByTestId('user-menu').click()
+  await page.getByRole('menuitem', { name: 'Sign out everywhere' }).click()
+  const confirm = page.getByRole('dialog', { name: 'Sign out everywhere?' })
+  await confirm.getByRole('button', { name: 'Cancel' }).click()
+  await expect(confirm).toBeHidden()
+  await expect(page).toHaveURL(`${app.url}/app`)
+  await page.getByTestId('user-menu').click()
+  await page.getByRole('menuitem', { name: 'Sign out everywhere' }).click()
+  await page.getByRole('dialog', { name: 'Sign out everywhere?' }).getByRole('button', { name: 'Sign out everywhere' }).click()
+  await expect(page).toHaveURL(`${app.url}/login`)
+  // the cookie this browser held before is worth nothing now
+  const session = cookies.find(cookie => cookie.name === 'nuxt-session')!
+  const replay = await fetch(`${app.url}/api/auth/me`, { headers: { cookie: `${session.name}=${session.value}` } })
+  expect(replay.status).toBe(401)
 })

@@ -1,6 +1,5 @@
 export default definePublicApiHandler(async (event) => {
-  const { client } = await authApiKey(event)
-  const table = await requireDomainTable(event)
+  const { client, table } = await authApiTable(event, 'write')
   const id = requireRecordId(event, table)
   await deleteRecordIfMatch(event, client, table, id)
   setResponseStatus(event, 204)

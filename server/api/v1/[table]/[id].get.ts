@@ -1,6 +1,5 @@
 export default definePublicApiHandler(async (event) => {
-  const { client } = await authApiKey(event)
-  const table = await requireDomainTable(event)
+  const { client, table } = await authApiTable(event, 'read')
   const id = requireRecordId(event, table)
   return answerRecord(event, await getRecord(client, table, id))
 })

@@ -1,5 +1,4 @@
 export default definePublicApiHandler(async (event) => {
-  const { client } = await authApiKey(event)
-  const table = await requireDomainTable(event)
+  const { client, table } = await authApiTable(event, 'read')
   return answerRecordList(event, client, table)
 })
