@@ -39,7 +39,7 @@ const systemTables = new Set([
 const isSystemTable = (name: string) => systemTables.has(name) || name.startsWith('webhook_')
 
 /** Columns every domain table carries; the server sets them, a request never does. */
-export const systemColumns = ['id', 'team_id', 'created_by', 'created_at'] as const
+export const systemColumns = ['id', 'team_id', 'created_by', 'created_at', 'updated_at'] as const
 
 interface ColumnRow {
   table_name: string

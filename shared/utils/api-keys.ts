@@ -27,6 +27,17 @@ export function scopeAllows(scopes: ApiKeyScopes, table: string, needed: ApiKeyA
   return access === 'write' || (access === 'read' && needed === 'read')
 }
 
+/** A key's access in a few words: "All tables", "All tables, read-only", or the tables and their access. */
+export function describeScopes(scopes: ApiKeyScopes): string {
+  const entries = Object.entries(scopes)
+  if (entries.length === 1 && scopes['*']) return scopes['*'] === 'write' ? 'All tables' : 'All tables, read-only'
+  const level = (access: ApiKeyAccess) => (access === 'write' ? 'read and write' : 'read')
+  return entries
+    .sort(([a], [b]) => (a === '*' ? -1 : b === '*' ? 1 : a.localeCompare(b)))
+    .map(([table, access]) => `${table === '*' ? 'other tables' : table}: ${level(access)}`)
+    .join(', ')
+}
+
 /** Body of POST /api/teams/{teamId}/api-keys. */
 export const CreateApiKeyBody = z.object({
   name: z.string().trim().min(1, 'is required').max(100, 'must be at most 100 characters'),

@@ -99,3 +99,64 @@ test('a member sees no API Keys tab and is sent back to settings', async ({ page
   await expect(page.getByRole('link', { name: 'Members' })).toBeVisible()
   await expect(page.getByRole('link', { name: 'API Keys' })).toHaveCount(0)
 })
+
+test('an owner creates a read-only key and a key for chosen tables, sees their access, and rolls one with an overlap', async ({ page }) => {
+  const email = uniqueEmail('scopes')
+  const owner = await signUp(app, { email, password, name: 'Sky Scopes' })
+  await createTeam(owner, 'Scope Team')
+  await signInPage(page, app.url, email, '/app/settings/api-keys')
+  await expect(page).toHaveURL(`${app.url}/app/settings/api-keys`)
+
+  async function createKey(name: string, choose: () => Promise<void>): Promise<string> {
+    await page.getByRole('button', { name: 'Create Key' }).first().click()
+    const dialog = page.getByRole('dialog', { name: 'Create API key' })
+    await dialog.getByLabel('Name').fill(name)
+    await choose()
+    await dialog.getByRole('button', { name: 'Create key' }).click()
+    const secret = page.getByRole('dialog', { name: 'Your new API key' })
+    const key = await secret.getByLabel('API key').inputValue()
+    await secret.getByLabel('I have stored this key somewhere safe').check()
+    await secret.getByRole('button', { name: 'Done' }).click()
+    await expect(secret).toBeHidden()
+    return key
+  }
+
+  const reader = await createKey('Reporting', async () => {
+    await page.getByRole('radio', { name: 'All tables, read-only' }).check()
+  })
+  await expect(page.locator('tbody tr').filter({ hasText: 'Reporting' })).toContainText('All tables, read-only')
+  expect((await callTasks(reader)).status).toBe(200)
+  const write = await fetch(`${app.url}/api/v1/tasks`, { method: 'POST', headers: { 'authorization': `Bearer ${reader}`, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'No' }) })
+  expect(write.status).toBe(403)
+
+  const dialog = page.getByRole('dialog', { name: 'Create API key' })
+  const tasksKey = await createKey('Task sync', async () => {
+    await page.getByRole('radio', { name: 'Chosen tables' }).check()
+    // no table chosen: the form says so and sends nothing
+    await dialog.getByRole('button', { name: 'Create key' }).click()
+    await expect(dialog.getByText('Give the key access to at least one table')).toBeVisible()
+    await dialog.getByRole('combobox', { name: 'Tasks' }).click()
+    await page.getByRole('option', { name: 'Read and write' }).click()
+  })
+  const row = page.locator('tbody tr').filter({ hasText: 'Task sync' })
+  await expect(row).toContainText('tasks: read and write')
+  expect((await callTasks(tasksKey)).status).toBe(200)
+  expect((await fetch(`${app.url}/api/v1/projects`, { headers: { authorization: `Bearer ${tasksKey}` } })).status).toBe(403)
+
+  await row.getByRole('button', { name: 'Actions for Task sync' }).click()
+  await page.getByRole('menuitem', { name: 'Roll' }).click()
+  const rollDialog = page.getByRole('dialog', { name: 'Roll Task sync?' })
+  await rollDialog.getByRole('combobox', { name: 'Old key' }).click()
+  await page.getByRole('option', { name: 'Keep the old key for 1 hour' }).click()
+  await rollDialog.getByRole('button', { name: 'Roll key' }).click()
+  const secret = page.getByRole('dialog', { name: 'Your new API key' })
+  const rolled = await secret.getByLabel('API key').inputValue()
+  expect(rolled).not.toBe(tasksKey)
+  await secret.getByLabel('I have stored this key somewhere safe').check()
+  await secret.getByRole('button', { name: 'Done' }).click()
+  // both keys work during the overlap, with the same access
+  expect((await callTasks(rolled)).status).toBe(200)
+  expect((await callTasks(tasksKey)).status).toBe(200)
+  expect((await fetch(`${app.url}/api/v1/projects`, { headers: { authorization: `Bearer ${rolled}` } })).status).toBe(403)
+  await expect(page.locator('tbody tr').filter({ hasText: 'Task sync' })).toHaveCount(2)
+})

@@ -209,7 +209,7 @@ test('a user changes their password, which signs out their other browser, then s
   await form.getByRole('button', { name: 'Change password' }).click()
   await expect(form).toBeHidden()
   // the other browser and the sign-up's own session
-  await expect(page.getByText('Password changed; 2 other sessions signed out')).toBeVisible()
+  await expect(page.getByText('Password changed; 2 other sessions signed out', { exact: true })).toBeVisible()
   // focus is back on the menu that opened the form
   await expect(page.getByTestId('user-menu')).toBeFocused()
 

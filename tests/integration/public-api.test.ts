@@ -175,7 +175,9 @@ describe('PATCH /api/v1/{table}/{id}', () => {
     expect(new Date(answer.body.completed_at).toISOString()).toBe('2026-01-02T03:04:05.000Z')
     const { rows } = await app.db.query(
       `select actor_id, source, old_data from public.activity_log where table_name = 'tasks' and record_id = $1 and action = 'update'`, [task.id])
-    expect(rows).toEqual([{ actor_id: fixture.owner.user!.id, source: 'api', old_data: { status: 'todo', completed_at: null, project_id: null } }])
+    // updated_at changed too: the database moved it
+    expect(rows).toEqual([{ actor_id: fixture.owner.user!.id, source: 'api', old_data: { status: 'todo', completed_at: null, project_id: null, updated_at: expect.any(String) } }])
+    expect(Date.parse(rows[0].old_data.updated_at)).toBe(Date.parse(task.updated_at))
   })
 
   it('answers 404 for another team\'s id and changes nothing', async () => {
