@@ -48,6 +48,8 @@ export default defineNuxtConfig({
     webhookMaintenanceIntervalMs: '',
     // How often each instance runs the activity retention purge (default 30 s; tests make it shorter).
     activityPurgeIntervalMs: '',
+    apiRateLimit: '',
+    apiRateWindowSeconds: '',
     session: {
       password: '',
       cookie: { sameSite: 'lax' },

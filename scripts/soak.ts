@@ -65,6 +65,8 @@ async function main() {
     LLM_MODEL: 'scripted-model',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_POLL_INTERVAL_MS: '200',
+    // counted, never reached: the soak measures the service, not the limit
+    API_RATE_LIMIT: '1000000000',
   })
   try {
     const owner = await signUp(app, { name: 'Sam Soak' })

@@ -4,6 +4,7 @@ import type { z } from 'zod'
 import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody } from '#shared/utils/api-keys'
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import type { Database, Queryable } from './db-drivers'
+import { apiRateLimit, countAddressRequest, countRequestSql, enforceRateLimit } from './rate-limits'
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
 export function hashApiKey(rawKey: string): string {
@@ -132,14 +133,27 @@ const unauthorized = (message: string) => createError({ statusCode: 401, statusM
 export async function authApiKey(event: H3Event): Promise<{ apiKey: ApiKeyRow, client: AuditedClient }> {
   const header = getRequestHeader(event, 'authorization')
   const token = header ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : undefined
-  if (!token) throw unauthorized('Send the API key as "Authorization: Bearer <key>"')
   const db = await useDb()
-  // looked up by its hash (a unique index), so no secret is compared in JavaScript
-  const { rows } = await db.query<ApiKeyRow>('select * from public.api_keys where key_hash = $1', [hashApiKey(token)])
-  const apiKey = rows[0]
-  if (!apiKey) throw unauthorized('Unknown API key')
-  if (apiKey.revoked_at) throw unauthorized('This API key has been revoked')
-  if (apiKey.expires_at && new Date(apiKey.expires_at).getTime() <= Date.now()) throw unauthorized('This API key has expired')
+  // a request without a valid key counts against its address
+  const refuse = async (message: string) => {
+    enforceRateLimit(event, await countAddressRequest(db, event), 'this address')
+    return unauthorized(message)
+  }
+  if (!token) throw await refuse('Send the API key as "Authorization: Bearer <key>"')
+  // one statement looks the key up by its hash (a unique index, so no secret is compared in
+  // JavaScript) and counts the request against the key's rate limit when the key is valid
+  const { rows } = await db.query<ApiKeyRow & { rate_count: number | null, rate_reset: number | null }>(
+    `with k as (select * from public.api_keys where key_hash = $1),
+     counted as (${countRequestSql(`'key:' || k.id`, 'k where k.revoked_at is null and (k.expires_at is null or k.expires_at > now())', '$2::int')})
+     select k.*, counted.count as rate_count, counted.reset as rate_reset from k left join counted on true`,
+    [hashApiKey(token), apiRateLimit().windowSeconds],
+  )
+  const found = rows[0]
+  if (!found) throw await refuse('Unknown API key')
+  if (found.revoked_at) throw await refuse('This API key has been revoked')
+  if (found.rate_count === null) throw await refuse('This API key has expired')
+  const { rate_count, rate_reset, ...apiKey } = found
+  enforceRateLimit(event, { count: rate_count, reset: rate_reset! }, 'this API key')
   touchApiKey(db, apiKey)
   const client = createAuditedClient(db, { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'api', apiKeyId: apiKey.id })
   return { apiKey, client }

@@ -19,6 +19,8 @@ const plainNames = {
   webhookLeaseSeconds: 'WEBHOOK_LEASE_SECONDS',
   webhookMaintenanceIntervalMs: 'WEBHOOK_MAINTENANCE_INTERVAL_MS',
   activityPurgeIntervalMs: 'ACTIVITY_PURGE_INTERVAL_MS',
+  apiRateLimit: 'API_RATE_LIMIT',
+  apiRateWindowSeconds: 'API_RATE_WINDOW_SECONDS',
 } as const
 
 export type SettingName = keyof typeof plainNames

@@ -31,6 +31,7 @@ describe('schema hints for the chat model', () => {
       '  - due_date: date, nullable -- The day the task is due (YYYY-MM-DD).',
       '  - completed_at: timestamp with time zone, nullable -- When the task was completed; required when status is done.',
       '  - created_at: timestamp with time zone, not null, has a default',
+      '  - updated_at: timestamp(3) with time zone, not null, has a default -- When the record last changed; set by the database.',
       '  - check tasks_done_has_completed_at: CHECK (((status <> \'done\'::text) OR (completed_at IS NOT NULL)))',
     ].join('\n'))
   })

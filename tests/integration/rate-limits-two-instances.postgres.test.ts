@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startApp, type TestApp } from '../support/app'
+import { KeyClient, createTeam, signUp } from '../support/http'
+
+// Two app processes on one Postgres database share each key's rate limit: the counter is a row
+// in the database, counted in the statement that looks the key up.
+const limit = 6
+let first: TestApp
+let second: TestApp
+beforeAll(async () => {
+  const env = { API_RATE_LIMIT: String(limit), API_RATE_WINDOW_SECONDS: '86400' }
+  first = await startApp(env)
+  second = await startApp(env, { databaseUrl: first.databaseUrl })
+})
+afterAll(async () => {
+  await second?.stop()
+  await first?.stop()
+})
+
+describe('rate limits across two app processes', () => {
+  it('count one key\'s requests together, whichever process serves them', async () => {
+    const owner = await signUp(first)
+    const teamId = await createTeam(owner, 'Shared Limit')
+    const { key } = (await owner.post(`/api/teams/${teamId}/api-keys`, { name: 'Shared' })).body
+    const clients = [new KeyClient(first, key), new KeyClient(second, key)]
+    for (let i = 1; i <= limit; i++) {
+      const answer = await clients[i % 2]!.get('/api/v1/tasks')
+      expect(answer.status).toBe(200)
+      expect(answer.headers.get('ratelimit-remaining')).toBe(String(limit - i))
+    }
+    expect((await clients[0]!.get('/api/v1/tasks')).status).toBe(429)
+    expect((await clients[1]!.get('/api/v1/tasks')).status).toBe(429)
+  })
+})
