@@ -3,7 +3,7 @@ import type { H3Event } from 'h3'
 import { uuidPattern } from '#shared/utils/patterns'
 import type { AuditedClient } from './audited-client'
 import { rejectUnstorable } from './validation'
-import { getRecord, recordSelectTemplate, updateRecord, deleteRecord, type Row } from './records'
+import { getRecord, joinedNames, recordSelectTemplate, updateRecord, deleteRecord, type Row } from './records'
 import { quoteIdent, type ColumnInfo, type TableInfo } from './table-registry'
 
 /** A list request over a domain table: filters, order, page size and a cursor or an offset. */
@@ -14,6 +14,8 @@ export interface RecordQuery {
   offset: number
   cursor: unknown[] | null
   countExact: boolean
+  /** The columns to answer (plus the joined names of selected foreign keys); null: all. */
+  select: string[] | null
 }
 
 const operators = new Set(['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'in', 'is'])
@@ -113,6 +115,11 @@ export function parseRecordQuery(table: TableInfo, query: Record<string, unknown
     if ((direction !== 'asc' && direction !== 'desc') || extra !== undefined) throw bad(`order: ${part} must be <column>.asc or <column>.desc`)
     return { column, direction } as const
   })
+  const selectText = single('select')
+  const select = selectText === undefined ? null : selectText.split(',').map(name => name.trim())
+  for (const name of select ?? []) {
+    if (!table.columns.some(c => c.name === name)) throw bad(`select: ${name ? `"${name.slice(0, 63)}" is not a column of ${table.name}` : 'name columns separated by commas'}`)
+  }
   const cursorText = single('cursor')
   const offsetText = single('offset')
   if (cursorText && offsetText) throw bad('cursor: give a cursor or an offset, not both')
@@ -124,6 +131,7 @@ export function parseRecordQuery(table: TableInfo, query: Record<string, unknown
     offset: integer('offset', offsetText, 0, Number.MAX_SAFE_INTEGER, 0),
     cursor: cursorText ? decodeCursor(scope, cursorText) : null,
     countExact: /(^|[,;\s])count=exact\b/.test(prefer ?? ''),
+    select,
   }
 }
 
@@ -179,6 +187,13 @@ function afterSql(query: RecordQuery, params: unknown[]): string {
   return `(${alternatives.map(a => `(${a})`).join(' or ')})`
 }
 
+/** The keys a list answers for a `select`: the chosen columns and the joined names of chosen foreign keys; null: all. */
+function answeredColumns(table: TableInfo, registry: Map<string, TableInfo>, select: string[] | null): Set<string> | null {
+  if (!select) return null
+  const names = joinedNames(table, registry).filter(join => select.includes(join.column)).map(join => join.alias)
+  return new Set([...select, ...names])
+}
+
 /** A page of the team's records with the joined names, plus the next cursor when the page is full and the total when asked. */
 export async function queryRecords(client: AuditedClient, table: TableInfo, query: RecordQuery): Promise<{ rows: Row[], next: string | null, range: string | null }> {
   const teamId = client.context.teamId
@@ -204,7 +219,8 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
         )
       : null,
   ])
-  const rows = page.rows.map(row => Object.fromEntries(Object.entries(row).filter(([key]) => !key.startsWith('__key'))))
+  const answered = answeredColumns(table, registry, query.select)
+  const rows = page.rows.map(row => Object.fromEntries(Object.entries(row).filter(([key]) => answered ? answered.has(key) : !key.startsWith('__key'))))
   const last = page.rows.at(-1)
   const scope = `${table.name}:${JSON.stringify(query.order.map(o => [o.column.name, o.direction]))}:${JSON.stringify(query.filters.map(f => [f.column.name, f.op, f.negate, f.value]))}`
   const next = last && rows.length === query.limit ? encodeCursor(scope, [...query.order.map((_, i) => last[`__key${i}`] ?? null), last.id]) : null

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { requireTeam, type AuditedClient } from './audited-client'
+import { requireActor, requireTeam, type AuditedClient } from './audited-client'
 import type { Queryable } from './db-drivers'
 import { quoteIdent, systemColumns, type ColumnInfo, type TableInfo } from './table-registry'
 import { columnValueType } from './column-types'
@@ -157,17 +157,63 @@ async function checkReferences(tx: Queryable, table: TableInfo, teamId: string, 
 export async function createRecord(client: AuditedClient, table: TableInfo, input: unknown): Promise<Row> {
   const teamId = requireTeam(client)
   const values = parseRecordInput(recordSchemas(table).create, input)
-  const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
-  const names = ['team_id', 'created_by', ...columns.map(c => c.name)].map(quoteIdent)
-  const params = [teamId, client.context.actorId, ...columns.map(c => parameter(c, values[c.name]))]
-  const placeholders = params.map((_, i) => `$${i + 1}`)
-  const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) values (${placeholders.join(', ')}) returning *)`
-  const sql = `${insert} ${await selectSql(table, 'inserted')}`
+  const statement = await insertStatement(table, teamId, requireActor(client), values)
   return withDatabaseErrors(table, () => client.transaction(async (tx) => {
     await checkReferences(tx, table, teamId, values)
-    const { rows } = await tx.query<Row>(sql, params)
+    const { rows } = await tx.query<Row>(statement.sql, statement.params)
     return rows[0]!
   }))
+}
+
+/** The most records one request may create. */
+export const maxBulkRecords = 100
+
+/**
+ * Creates several records in one transaction, all or none, answered in the order given; a 4xx
+ * names the element (`[3].title: is required`).
+ */
+export async function createRecords(client: AuditedClient, table: TableInfo, inputs: unknown[]): Promise<Row[]> {
+  const teamId = requireTeam(client)
+  const actorId = requireActor(client)
+  const values = inputs.map((input, i) => forElement(i, () => parseRecordInput(recordSchemas(table).create, input)))
+  const statements = await Promise.all(values.map(value => insertStatement(table, teamId, actorId, value)))
+  return client.transaction(async (tx) => {
+    const rows: Row[] = []
+    for (const [i, statement] of statements.entries()) {
+      rows.push(await forElement(i, () => withDatabaseErrors(table, async () => {
+        await checkReferences(tx, table, teamId, values[i]!)
+        return (await tx.query<Row>(statement.sql, statement.params)).rows[0]!
+      })))
+    }
+    return rows
+  })
+}
+
+/** Runs `fn` for the element `index` of a list; a 4xx it throws is prefixed with `[index]`. */
+function forElement<T>(index: number, fn: () => T): T {
+  const prefixed = (error: unknown) => {
+    if (!isError(error) || error.statusCode >= 500) return error
+    const message = error.statusMessage || error.message
+    return createError({ statusCode: error.statusCode, statusMessage: /^[\w.]+: /.test(message) ? `[${index}].${message}` : `[${index}]: ${message}` })
+  }
+  try {
+    const result = fn()
+    if (!(result instanceof Promise)) return result
+    return result.catch((error: unknown) => Promise.reject(prefixed(error))) as T
+  }
+  catch (error) {
+    throw prefixed(error)
+  }
+}
+
+/** The INSERT of one record for the team and actor, answering it with its joined names. */
+async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: Row): Promise<{ sql: string, params: unknown[] }> {
+  const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
+  const names = ['team_id', 'created_by', ...columns.map(c => c.name)].map(quoteIdent)
+  const params = [teamId, actorId, ...columns.map(c => parameter(c, values[c.name]))]
+  const placeholders = params.map((_, i) => `$${i + 1}`)
+  const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) values (${placeholders.join(', ')}) returning *)`
+  return { sql: `${insert} ${await selectSql(table, 'inserted')}`, params }
 }
 
 /** Changes the given columns of a team's record; 404 when the id is not in the team. */

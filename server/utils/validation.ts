@@ -52,6 +52,14 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown): z.ou
  * `optional`, a request without a body is read as `{}`.
  */
 export async function readValidBody<T extends z.ZodType>(event: H3Event, schema: T, options: { optional?: boolean } = {}): Promise<z.output<T>> {
+  return parseInput(schema, await readJsonBody(event, options))
+}
+
+/**
+ * Reads the JSON body: an object, or with `allowArray` an object or an array; malformed JSON and
+ * anything else are 400s. With `optional`, a request without a body is read as `{}`.
+ */
+export async function readJsonBody<A extends boolean = false>(event: H3Event, options: { optional?: boolean, allowArray?: A } = {}): Promise<A extends true ? Record<string, unknown> | unknown[] : Record<string, unknown>> {
   let body: unknown
   try {
     body = await readBody(event)
@@ -60,10 +68,11 @@ export async function readValidBody<T extends z.ZodType>(event: H3Event, schema:
     throw createError({ statusCode: 400, statusMessage: 'The request body is not valid JSON' })
   }
   if (options.optional && (body === undefined || body === '')) body = {}
-  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw createError({ statusCode: 400, statusMessage: 'The request body must be a JSON object' })
+  const isObject = body !== null && typeof body === 'object' && !Array.isArray(body)
+  if (!isObject && !(options.allowArray && Array.isArray(body))) {
+    throw createError({ statusCode: 400, statusMessage: `The request body must be a JSON object${options.allowArray ? ' or an array of objects' : ''}` })
   }
-  return parseInput(schema, body)
+  return body as Record<string, unknown>
 }
 
 /** Validates the query string. */

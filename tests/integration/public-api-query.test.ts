@@ -94,6 +94,78 @@ describe('GET /api/v1/{table} query language', () => {
   })
 })
 
+describe('select', () => {
+  it('answers only the chosen columns, plus the joined name of a chosen foreign key, on every page', async () => {
+    const page = await key.get('/api/v1/tasks?select=title,priority&order=title.asc&limit=5')
+    expect(page.status).toBe(200)
+    expect(page.body).toHaveLength(5)
+    for (const row of page.body) expect(Object.keys(row).sort()).toEqual(['priority', 'title'])
+    // the next page keeps the select
+    const next = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')![1]!
+    expect(next).toContain('select=title%2Cpriority')
+    const second = await key.get(next)
+    expect(Object.keys(second.body[0]).sort()).toEqual(['priority', 'title'])
+    expect(second.body[0].title > page.body[4].title).toBe(true)
+
+    const project = await key.post('/api/v1/projects', { name: 'Selected project' })
+    await key.post('/api/v1/tasks', { title: 'In a project', project_id: project.body.id })
+    const joined = await key.get('/api/v1/tasks?select=id,project_id&title=eq.In a project')
+    expect(joined.body).toEqual([{ id: expect.any(String), project_id: project.body.id, project_name: 'Selected project' }])
+  })
+
+  it.each([
+    ['select=title,nope', 'select: "nope" is not a column of tasks'],
+    ['select=', 'select: name columns separated by commas'],
+    ['select=title,,priority', 'select: name columns separated by commas'],
+    ['select=title;drop table tasks', 'select: "title;drop table tasks" is not a column of tasks'],
+    ['select=title&select=priority', 'select: give it once'],
+  ])('answers 400 for %s', async (query, message) => {
+    const answer = await key.get(`/api/v1/tasks?${query}`)
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toBe(message)
+  })
+})
+
+describe('bulk create', () => {
+  const countTitled = async (prefix: string) =>
+    (await app.db.query(`select count(*)::int as n from public.tasks where team_id = $1 and title like $2`, [teamId, `${prefix}%`])).rows[0].n
+
+  it('creates every record of an array in one transaction, answered in the order given and each logged', async () => {
+    const body = Array.from({ length: 100 }, (_, i) => ({ title: `bulk ${String(i).padStart(3, '0')}`, priority: 1 + (i % 5) }))
+    const answer = await key.post('/api/v1/tasks', body)
+    expect(answer.status).toBe(201)
+    expect(answer.body.map((row: Task) => row.title)).toEqual(body.map(item => item.title))
+    expect(answer.body[7]).toMatchObject({ priority: 3, status: 'todo', team_id: teamId })
+    expect(await countTitled('bulk ')).toBe(100)
+    const { rows } = await app.db.query(`select count(*)::int as n from public.activity_log where team_id = $1 and table_name = 'tasks' and action = 'insert' and source = 'api' and new_data->>'title' like 'bulk %'`, [teamId])
+    expect(rows[0].n).toBe(100)
+  })
+
+  it('writes none when one element is wrong, and names the element', async () => {
+    const cases: [unknown[], string][] = [
+      [[{ title: 'all or none 1' }, { title: 'all or none 2' }, {}, { title: 'all or none 3' }], '[2].title: '],
+      [[{ title: 'all or none 1' }, { title: 'all or none 2', status: 'doing' }], '[1].status: '],
+      [[{ title: 'all or none 1' }, 'a string'], '[1]: The record must be a JSON object'],
+      [[{ title: 'all or none 1' }, { title: 'all or none \u0000' }], '[1].title: must not contain the NUL character'],
+      [[{ title: 'all or none 1' }, { title: 'all or none 2', project_id: '00000000-0000-4000-8000-000000000001' }], '[1].project_id: '],
+      [[{ title: 'all or none 1' }, { title: 'all or none 2', team_id: teamId }], '[1].team_id: '],
+    ]
+    for (const [body, message] of cases) {
+      const answer = await key.post('/api/v1/tasks', body)
+      expect(answer.status, message).toBe(400)
+      expect(answer.body.error.startsWith(message), `${answer.body.error} starts with ${message}`).toBe(true)
+    }
+    expect(await countTitled('all or none')).toBe(0)
+  })
+
+  it('answers 400 for an empty array or more than 100 records', async () => {
+    expect((await key.post('/api/v1/tasks', [])).body).toEqual({ error: 'The array must hold 1 to 100 records' })
+    const tooMany = await key.post('/api/v1/tasks', Array.from({ length: 101 }, (_, i) => ({ title: `too many ${i}` })))
+    expect(tooMany.status).toBe(400)
+    expect(await countTitled('too many')).toBe(0)
+  })
+})
+
 describe('ETag on /api/v1/{table}/{id}', () => {
   it('answers 304 for If-None-Match and 412 for a stale If-Match, writing nothing', async () => {
     const created = await key.post<Task>('/api/v1/tasks', { title: 'Versioned' })

@@ -157,7 +157,8 @@ describe('POST /api/v1/{table}', () => {
 
   it.each([
     ['malformed JSON', '{"title": '],
-    ['an array', '[{"title": "x"}]'],
+    ['an array of strings', '["x"]'],
+    ['a number', '42'],
     ['a string', '"title"'],
   ])('answers 400 for %s', async (_, raw) => {
     const answer = await api.post('/api/v1/tasks', raw)

@@ -1,7 +1,8 @@
 export default definePublicApiHandler(async (event) => {
   const { client, table } = await authApiTable(event, 'write')
-  const body = await readValidBody(event, RecordBody)
-  const record = await createRecord(client, table, body)
+  const body = await readJsonBody(event, { allowArray: true })
   setResponseStatus(event, 201)
-  return record
+  if (!Array.isArray(body)) return createRecord(client, table, body)
+  if (body.length < 1 || body.length > maxBulkRecords) throw createError({ statusCode: 400, statusMessage: `The array must hold 1 to ${maxBulkRecords} records` })
+  return createRecords(client, table, body)
 })
