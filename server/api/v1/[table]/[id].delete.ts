@@ -1,7 +1,9 @@
 export default definePublicApiHandler(async (event) => {
-  const { client, table } = await authApiTable(event, 'write')
+  const { client, table, apiKey } = await authApiTable(event, 'write')
   const id = requireRecordId(event, table)
-  await deleteRecordIfMatch(event, client, table, id)
-  setResponseStatus(event, 204)
-  return null
+  return idempotent(event, apiKey.id, async () => {
+    await deleteRecordIfMatch(event, client, table, id)
+    setResponseStatus(event, 204)
+    return null
+  })
 })

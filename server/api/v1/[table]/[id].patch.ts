@@ -1,6 +1,6 @@
 export default definePublicApiHandler(async (event) => {
-  const { client, table } = await authApiTable(event, 'write')
+  const { client, table, apiKey } = await authApiTable(event, 'write')
   const id = requireRecordId(event, table)
-  const body = await readValidBody(event, RecordBody)
-  return updateRecordIfMatch(event, client, table, id, body)
+  return idempotent(event, apiKey.id, async () =>
+    updateRecordIfMatch(event, client, table, id, await readValidBody(event, RecordBody)))
 })
