@@ -33,35 +33,93 @@ function pageParameters() {
   return Object.entries(properties).map(([name, schema]) => ({ name, in: 'query', schema }))
 }
 
-const errorResponse = (description: string) => ({
+const header = (description: string, schema: JsonSchema = { type: 'string' }) => ({ description, schema })
+
+/** Headers of every answer of a key: its rate limit. */
+const rateLimitHeaders = {
+  'RateLimit-Limit': header('Requests the key may make per window', { type: 'integer' }),
+  'RateLimit-Remaining': header('Requests left in the current window', { type: 'integer' }),
+  'RateLimit-Reset': header('Seconds until the window resets', { type: 'integer' }),
+}
+
+const errorResponse = (description: string, headers: Record<string, unknown> = {}) => ({
   description,
+  headers: { ...rateLimitHeaders, ...headers },
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 })
+
+const parameter = (name: string, where: 'query' | 'header', description: string, schema: JsonSchema = { type: 'string' }) =>
+  ({ name, in: where, required: false, description, schema })
+
+/** The query parameters of a list: filters on every column, order, select, page size, offset or cursor. */
+function listParameters(table: TableInfo) {
+  const filters = table.columns.map(column => parameter(column.name, 'query',
+    `Filter on ${column.name}: \`<op>.<value>\` with op one of eq, neq, gt, gte, lt, lte, like, ilike (* is the wildcard), in.(a,b), is.null|true|false, or not.<op>.<value>. Give it twice for a range.`))
+  return [
+    ...pageParameters(),
+    parameter('cursor', 'query', 'The opaque cursor of the next page, from the Link header; not with offset'),
+    parameter('order', 'query', '<column>.asc|desc[,<column>.asc|desc]; default created_at.desc; nulls last in both directions; the id breaks ties'),
+    parameter('select', 'query', 'Comma-separated columns to answer (plus the joined name of a chosen foreign key)'),
+    parameter('Prefer', 'header', 'count=exact adds Content-Range with the total'),
+    ...filters,
+  ]
+}
+
+const idempotencyKey = parameter('Idempotency-Key', 'header', 'Retry safely: within 24 hours the same key and request answer the first answer again', { type: 'string', minLength: 1, maxLength: 255 })
+const ifMatch = parameter('If-Match', 'header', 'Write only if the record\'s current ETag is this one (else 412)')
 
 /** The paths of one table: reading operations, and writing ones when `writable`. */
 function tablePaths(table: TableInfo, writable: boolean) {
   const ref = { $ref: `#/components/schemas/${table.name}` }
+  const createRef = { $ref: `#/components/schemas/${table.name}_create` }
   const record = { 'application/json': { schema: ref } }
   const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }
+  const etag = { ETag: header('The record\'s version, for If-Match and If-None-Match') }
   const common = {
     401: errorResponse('Missing, malformed, unknown, revoked or expired API key'),
     403: errorResponse(`The key's scopes lack the access to ${table.name} this operation needs`),
+    429: errorResponse('Over the rate limit; nothing was done', { 'Retry-After': header('Seconds to wait', { type: 'integer' }) }),
   }
+  const writeErrors = {
+    409: errorResponse('A unique value is taken, or a request with the same Idempotency-Key is still running'),
+    422: errorResponse('The Idempotency-Key was used for a different request'),
+  }
+  const replayed = { 'Idempotent-Replayed': header('true when this is the stored answer of an earlier request with the same Idempotency-Key') }
+  const notFound = errorResponse('Not a record of the key\'s team')
   const writes = <T>(operations: T): T | Record<string, never> => (writable ? operations : {})
   return {
     [`/api/v1/${table.name}`]: {
       get: {
         operationId: `list_${table.name}`,
-        summary: `List the team's ${table.name}, newest first`,
-        parameters: pageParameters(),
-        responses: { 200: { description: 'The records', content: { 'application/json': { schema: { type: 'array', items: ref } } } }, 400: errorResponse('Invalid limit or offset'), ...common },
+        summary: `List the team's ${table.name}: filters, order, columns, cursor pages and counts`,
+        parameters: listParameters(table),
+        responses: {
+          200: {
+            description: 'The records',
+            headers: {
+              ...rateLimitHeaders,
+              'Link': header('<...&cursor=...>; rel="next" when the page is full'),
+              'Content-Range': header('<first>-<last>/<total> (or */<total>) with Prefer: count=exact'),
+              'Preference-Applied': header('count=exact when the total was counted'),
+            },
+            content: { 'application/json': { schema: { type: 'array', items: ref } } },
+          },
+          400: errorResponse('An unknown column, operator, value, order, select, a bad limit or offset, or a forged cursor (the message names it)'),
+          ...common,
+        },
       },
       ...writes({
         post: {
           operationId: `create_${table.name}`,
-          summary: `Create a ${table.name} record`,
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${table.name}_create` } } } },
-          responses: { 201: { description: 'The created record', content: record }, 400: errorResponse('Invalid field (the message names it)'), ...common },
+          summary: `Create a ${table.name} record, or 1 to 100 of them all or none`,
+          parameters: [idempotencyKey],
+          requestBody: { required: true, content: { 'application/json': { schema: { oneOf: [createRef, { type: 'array', items: createRef, minItems: 1, maxItems: 100 }] } } } },
+          responses: {
+            201: { description: 'The created record, or the records in the order given', headers: { ...rateLimitHeaders, ...replayed }, content: { 'application/json': { schema: { oneOf: [ref, { type: 'array', items: ref }] } } } },
+            400: errorResponse('Invalid field (the message names it, and the element of an array: [3].title)'),
+            ...writeErrors,
+            ...common,
+          },
         },
       }),
     },
@@ -70,19 +128,40 @@ function tablePaths(table: TableInfo, writable: boolean) {
       get: {
         operationId: `get_${table.name}`,
         summary: `One ${table.name} record`,
-        responses: { 200: { description: 'The record', content: record }, 404: errorResponse('Not a record of the key\'s team'), ...common },
+        parameters: [parameter('If-None-Match', 'header', 'Answer 304 if the record still has this ETag')],
+        responses: {
+          200: { description: 'The record', headers: { ...rateLimitHeaders, ...etag }, content: record },
+          304: { description: 'Not modified since the ETag given in If-None-Match', headers: { ...rateLimitHeaders, ...etag } },
+          404: notFound,
+          ...common,
+        },
       },
       ...writes({
         patch: {
           operationId: `update_${table.name}`,
           summary: `Change columns of a ${table.name} record`,
+          parameters: [ifMatch, idempotencyKey],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${table.name}_update` } } } },
-          responses: { 200: { description: 'The updated record', content: record }, 400: errorResponse('Invalid field (the message names it)'), 404: errorResponse('Not a record of the key\'s team'), ...common },
+          responses: {
+            200: { description: 'The updated record', headers: { ...rateLimitHeaders, ...etag, ...replayed }, content: record },
+            400: errorResponse('Invalid field (the message names it)'),
+            404: notFound,
+            412: errorResponse('If-Match does not match the record\'s current ETag; nothing was written'),
+            ...writeErrors,
+            ...common,
+          },
         },
         delete: {
           operationId: `delete_${table.name}`,
           summary: `Delete a ${table.name} record`,
-          responses: { 204: { description: 'Deleted' }, 404: errorResponse('Not a record of the key\'s team'), ...common },
+          parameters: [ifMatch, idempotencyKey],
+          responses: {
+            204: { description: 'Deleted', headers: { ...rateLimitHeaders, ...replayed } },
+            404: notFound,
+            412: errorResponse('If-Match does not match the record\'s current ETag; nothing was deleted'),
+            ...writeErrors,
+            ...common,
+          },
         },
       }),
     },
