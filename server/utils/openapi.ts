@@ -13,12 +13,14 @@ export function columnSchema(column: ColumnInfo): JsonSchema {
   return schema
 }
 
-function recordSchema(table: TableInfo, registry: Map<string, TableInfo>): JsonSchema {
+/** The schema of a record; `partial` for a list's, whose `select` may leave columns out. */
+function recordSchema(table: TableInfo, registry: Map<string, TableInfo>, partial = false): JsonSchema {
   const properties: Record<string, JsonSchema> = {}
   for (const column of table.columns) properties[column.name] = columnSchema(column)
   for (const join of joinedNames(table, registry)) {
     properties[join.alias] = { type: ['string', 'null'], description: `${join.nameColumn} of the ${join.target} record in ${join.column}` }
   }
+  if (partial) return { type: 'object', description: `A ${table.name} record in a list: every column, or those chosen with select`, properties }
   return { type: 'object', description: table.comment ?? undefined, properties, required: table.columns.map(c => c.name) }
 }
 
@@ -102,7 +104,7 @@ function tablePaths(table: TableInfo, writable: boolean) {
               'Content-Range': header('<first>-<last>/<total> (or */<total>) with Prefer: count=exact'),
               'Preference-Applied': header('count=exact when the total was counted'),
             },
-            content: { 'application/json': { schema: { type: 'array', items: ref } } },
+            content: { 'application/json': { schema: { type: 'array', items: { $ref: `#/components/schemas/${table.name}_listed` } } } },
           },
           400: errorResponse('An unknown column, operator, value, order, select, a bad limit or offset, or a forged cursor (the message names it)'),
           ...common,
@@ -183,6 +185,7 @@ export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: stri
   for (const table of tables) {
     const writable = !scopes || scopeAllows(scopes, table.name, 'write')
     schemas[table.name] = recordSchema(table, registry)
+    schemas[`${table.name}_listed`] = recordSchema(table, registry, true)
     if (writable) {
       const { create, update } = recordSchemas(table)
       schemas[`${table.name}_create`] = bodySchema(create)

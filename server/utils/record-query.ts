@@ -3,7 +3,7 @@ import type { H3Event } from 'h3'
 import { uuidPattern } from '#shared/utils/patterns'
 import type { AuditedClient } from './audited-client'
 import { rejectUnstorable } from './validation'
-import { getRecord, joinedNames, recordSelectTemplate, updateRecord, deleteRecord, type Row } from './records'
+import { joinedNames, recordSelectTemplate, updateRecord, deleteRecord, type RecordGuard, type Row } from './records'
 import { quoteIdent, type ColumnInfo, type TableInfo } from './table-registry'
 
 /** A list request over a domain table: filters, order, page size and a cursor or an offset. */
@@ -255,13 +255,15 @@ export function recordEtag(record: Row): string {
   return `"${createHash('sha256').update(JSON.stringify(record)).digest('base64url').slice(0, 27)}"`
 }
 
-/** 412 when `If-Match` names another version of the record than its current one. */
-async function checkIfMatch(event: H3Event, client: AuditedClient, table: TableInfo, id: string) {
+/** The guard of an `If-Match` write: 412 unless the record's current ETag is one named. */
+function ifMatchGuard(event: H3Event): RecordGuard | undefined {
   const ifMatch = getRequestHeader(event, 'if-match')
-  if (!ifMatch || ifMatch.trim() === '*') return
-  const current = recordEtag(await getRecord(client, table, id))
-  if (!ifMatch.split(',').map(tag => tag.trim().replace(/^W\//, '')).includes(current)) {
-    throw createError({ statusCode: 412, statusMessage: 'The record changed since you read it (If-Match does not match); read it again' })
+  if (!ifMatch || ifMatch.trim() === '*') return undefined
+  const tags = ifMatch.split(',').map(tag => tag.trim().replace(/^W\//, ''))
+  return (current) => {
+    if (!tags.includes(recordEtag(current))) {
+      throw createError({ statusCode: 412, statusMessage: 'The record changed since you read it (If-Match does not match); read it again' })
+    }
   }
 }
 
@@ -277,18 +279,16 @@ export async function answerRecord(event: H3Event, record: Row): Promise<Row | n
 }
 
 /**
- * PATCH honouring If-Match. The check and the write are two statements, so two writers racing
- * between them can both pass; the row lock of the update orders them, and the later one overwrites.
+ * PATCH honouring If-Match. The record is locked and checked in the write's own transaction, so of
+ * two writers holding the same ETag one writes and the other gets 412.
  */
 export async function updateRecordIfMatch(event: H3Event, client: AuditedClient, table: TableInfo, id: string, body: unknown): Promise<Row> {
-  await checkIfMatch(event, client, table, id)
-  const record = await updateRecord(client, table, id, body)
+  const record = await updateRecord(client, table, id, body, ifMatchGuard(event))
   setResponseHeader(event, 'etag', recordEtag(record))
   return record
 }
 
-/** DELETE honouring If-Match. */
+/** DELETE honouring If-Match, checked the same way. */
 export async function deleteRecordIfMatch(event: H3Event, client: AuditedClient, table: TableInfo, id: string): Promise<void> {
-  await checkIfMatch(event, client, table, id)
-  await deleteRecord(client, table, id)
+  await deleteRecord(client, table, id, ifMatchGuard(event))
 }

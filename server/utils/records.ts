@@ -115,6 +115,19 @@ const tableSql = (table: TableInfo) => `public.${quoteIdent(table.name)}`
 
 const notFound = (table: TableInfo) => createError({ statusCode: 404, statusMessage: `No ${table.name} record with this id in the team` })
 
+/** A check of a record's current state before it is written (If-Match); it throws to refuse. */
+export type RecordGuard = (current: Row) => void
+
+/**
+ * Locks the record for the rest of the transaction and runs the guard on it, so a concurrent
+ * writer waits and then sees the new version: the check and the write cannot be split.
+ */
+async function lockAndGuard(tx: Queryable, table: TableInfo, id: string, teamId: string, guard: RecordGuard) {
+  const { rows } = await tx.query<Row>(`${await selectSql(table, tableSql(table))} where r.id = $1 and r.team_id = $2 for update of r`, [id, teamId])
+  if (!rows[0]) throw notFound(table)
+  guard(rows[0])
+}
+
 /** One record of the team; 404 when the id is not in the client's team. */
 export async function getRecord(client: AuditedClient, table: TableInfo, id: string): Promise<Row> {
   const teamId = requireTeam(client)
@@ -217,7 +230,7 @@ async function insertStatement(table: TableInfo, teamId: string, actorId: string
 }
 
 /** Changes the given columns of a team's record; 404 when the id is not in the team. */
-export async function updateRecord(client: AuditedClient, table: TableInfo, id: string, input: unknown): Promise<Row> {
+export async function updateRecord(client: AuditedClient, table: TableInfo, id: string, input: unknown, guard?: RecordGuard): Promise<Row> {
   const teamId = requireTeam(client)
   if (!z.uuid().safeParse(id).success) throw notFound(table)
   const values = parseRecordInput(recordSchemas(table).update, input)
@@ -228,6 +241,7 @@ export async function updateRecord(client: AuditedClient, table: TableInfo, id: 
   const update = `with updated as (update ${tableSql(table)} set ${assignments.join(', ')} where id = $1 and team_id = $2 returning *)`
   const sql = `${update} ${await selectSql(table, 'updated')}`
   return withDatabaseErrors(table, () => client.transaction(async (tx) => {
+    if (guard) await lockAndGuard(tx, table, id, teamId, guard)
     await checkReferences(tx, table, teamId, values)
     const { rows } = await tx.query<Row>(sql, params)
     if (!rows[0]) throw notFound(table)
@@ -236,11 +250,13 @@ export async function updateRecord(client: AuditedClient, table: TableInfo, id: 
 }
 
 /** Deletes a team's record; 404 when the id is not in the team. */
-export async function deleteRecord(client: AuditedClient, table: TableInfo, id: string): Promise<void> {
+export async function deleteRecord(client: AuditedClient, table: TableInfo, id: string, guard?: RecordGuard): Promise<void> {
   const teamId = requireTeam(client)
   if (!z.uuid().safeParse(id).success) throw notFound(table)
-  const { rowCount } = await withDatabaseErrors(table, () =>
-    client.query(`delete from ${tableSql(table)} where id = $1 and team_id = $2`, [id, teamId]))
+  const { rowCount } = await withDatabaseErrors(table, () => client.transaction(async (tx) => {
+    if (guard) await lockAndGuard(tx, table, id, teamId, guard)
+    return tx.query(`delete from ${tableSql(table)} where id = $1 and team_id = $2`, [id, teamId])
+  }))
   if (!rowCount) throw notFound(table)
 }
 

@@ -184,4 +184,17 @@ describe('ETag on /api/v1/{table}/{id}', () => {
     expect((await key.delete(`/api/v1/tasks/${created.body.id}`, { 'if-match': etag })).status).toBe(412)
     expect((await key.delete(`/api/v1/tasks/${created.body.id}`, { 'if-match': updated.headers.get('etag')! })).status).toBe(204)
   })
+
+  it('of concurrent writers holding the same ETag, exactly one writes and the others get 412', async () => {
+    const created = await key.post<Task>('/api/v1/tasks', { title: 'Contended' })
+    const etag = (await key.get(`/api/v1/tasks/${created.body.id}`)).headers.get('etag')!
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+      key.patch(`/api/v1/tasks/${created.body.id}`, { title: `Writer ${i}` }, { 'if-match': etag })))
+    const statuses = answers.map(a => a.status).sort()
+    expect(statuses).toEqual([200, 412, 412, 412, 412, 412, 412, 412])
+    const winner = answers.find(a => a.status === 200)!.body.title
+    expect((await app.db.query('select title from public.tasks where id = $1', [created.body.id])).rows[0].title).toBe(winner)
+    const { rows } = await app.db.query(`select count(*)::int as n from public.activity_log where record_id = $1 and action = 'update'`, [created.body.id])
+    expect(rows[0].n).toBe(1)
+  })
 })
