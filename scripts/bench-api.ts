@@ -1,14 +1,20 @@
-// npm run bench:api — GET /api/v1/tasks?limit=50 through the app (key auth, joined names) against a
-// minimal node:http + pg handler that runs the same SQL without auth, on one fresh Postgres database
-// seeded with 10,000 tasks in one team. Prints requests per second, p50/p99 latency and the ratio.
+// npm run bench:api — the public API against bare node:http + pg handlers running the same SQL, in
+// one run on one fresh Postgres database (rate limiting on in the app, with a limit never reached):
+//   read:  GET /api/v1/tasks?limit=50 (key auth, joined names) against the list SQL alone;
+//   write: POST /api/v1/tasks (key auth, validation, same-team reference check, activity entry)
+//          against one INSERT that sets the same audit context, so the activity trigger fires in both;
+//   deep:  in a team of 1,000,000 tasks, the cursor page near the last row against the first page
+//          (and, for contrast, the same page by offset).
+// Prints requests per second, p50/p99 latency, the ratios and the machine's load.
 //
 // Needs a built app (`npm run build`; APP_BUILD_DIR is honoured) and a Postgres server:
 // BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
-// BENCH_SECONDS (default 6 per round), BENCH_ROUNDS (default 3) and BENCH_CONNECTIONS (default 16) tune the run.
-// BENCH_PROFILE=<folder> writes a V8 CPU profile of both servers there.
+// BENCH_SECONDS (default 6 per round), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 16) and
+// BENCH_DEEP_ROWS (default 1,000,000) tune the run. BENCH_PROFILE=<folder> writes V8 CPU profiles there.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import http from 'node:http'
 import { createServer as createNetServer } from 'node:net'
 import { resolve } from 'node:path'
@@ -23,6 +29,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 6)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const taskCount = 10_000
+const deepRows = Number(process.env.BENCH_DEEP_ROWS ?? 1_000_000)
 const path = '/api/v1/tasks?limit=50'
 const outputDir = process.env.APP_BUILD_DIR ? `${process.env.APP_BUILD_DIR}/output` : '.output'
 const ids = {
@@ -30,7 +37,9 @@ const ids = {
   member: '00000000-0000-4000-8000-00000000b002',
   team: '00000000-0000-4000-8000-00000000b010',
   project: '00000000-0000-4000-8000-00000000b100',
+  deepTeam: '00000000-0000-4000-8000-00000000b020',
 }
+const newTask = { title: 'Benchmark write', priority: 2, project_id: ids.project }
 
 function freePort(): Promise<number> {
   return new Promise((done, fail) => {
@@ -67,8 +76,11 @@ async function start(args: string[], env: Record<string, string>, probe: string)
   return child
 }
 
-/** The minimal handler: node:http + pg, the app's list SQL for tasks, no auth, no framework. */
-async function runMinimalServer(databaseUrl: string, port: number) {
+/**
+ * The bare handlers: node:http + pg, no auth, no framework. GET runs the app's list SQL for tasks;
+ * POST parses the body and runs one INSERT that sets the audit context the activity trigger reads.
+ */
+async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: string) {
   // the same type parsers as the app (server/utils/db-drivers.ts)
   pg.types.setTypeParser(20, value => Number(value))
   pg.types.setTypeParser(1082, value => value)
@@ -82,65 +94,89 @@ async function runMinimalServer(databaseUrl: string, port: number) {
       await pool.query(sql)
     },
   })
-  const sql = listRecordsSql(catalog.get('tasks')!, catalog)
+  const listSql = listRecordsSql(catalog.get('tasks')!, catalog)
+  const insertSql = `with audit_context as materialized (select set_config('app.actor_id', $2::text, true), set_config('app.team_id', $1::text, true),
+      set_config('app.source', 'api', true), set_config('app.api_key_id', $6, true))
+    insert into public.tasks (team_id, created_by, title, priority, project_id) select $1, $2, $3, $4, $5 from audit_context returning *`
   http.createServer(async (request, response) => {
+    if (request.method === 'POST') {
+      const chunks: Buffer[] = []
+      for await (const chunk of request) chunks.push(chunk as Buffer)
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof newTask
+      const { rows } = await pool.query(insertSql, [ids.team, ids.user, body.title, body.priority, body.project_id, apiKeyId])
+      response.writeHead(201, { 'content-type': 'application/json' })
+      response.end(JSON.stringify(rows[0]))
+      return
+    }
     const url = new URL(request.url ?? '/', 'http://localhost')
     const limit = Number(url.searchParams.get('limit') ?? 50)
-    const { rows } = await pool.query(sql, [ids.team, limit, 0])
+    const { rows } = await pool.query(listSql, [ids.team, limit, 0])
     response.writeHead(200, { 'content-type': 'application/json' })
     response.end(JSON.stringify(rows))
   }).listen(port, '127.0.0.1')
   process.on('SIGTERM', () => process.exit(0))
 }
 
-async function seed(databaseUrl: string): Promise<string> {
+/** Seeds both teams and a key for each; answers the keys and the bench team key's id. */
+async function seed(databaseUrl: string): Promise<{ key: string, keyId: string, deepKey: string }> {
   const db = createDatabase({ url: databaseUrl, max: 1 })
-  const { key, prefix, hash } = generateApiKey()
+  const keys = [generateApiKey(), generateApiKey()]
+  let keyId = ''
   await db.transaction(async (tx) => {
     await tx.query(`insert into auth.users (id, email) values ($1, 'bench@example.com'), ($2, 'member@example.com')`, [ids.user, ids.member])
     await tx.query(`insert into public.profiles (id, email, name) values ($1, 'bench@example.com', 'Bea Bench'), ($2, 'member@example.com', 'Mo Member')`, [ids.user, ids.member])
-    await tx.query(`insert into public.teams (id, name) values ($1, 'Bench Team')`, [ids.team])
-    await tx.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'owner'), ($1, $3, 'member')`, [ids.team, ids.user, ids.member])
+    await tx.query(`insert into public.teams (id, name) values ($1, 'Bench Team'), ($2, 'Deep Team')`, [ids.team, ids.deepTeam])
+    await tx.query(`insert into public.team_members (team_id, user_id, role) values ($1, $2, 'owner'), ($1, $3, 'member'), ($4, $2, 'owner')`, [ids.team, ids.user, ids.member, ids.deepTeam])
     await tx.query(`insert into public.projects (id, team_id, created_by, name) values ($1, $2, $3, 'Benchmark')`, [ids.project, ids.team, ids.user])
-    await tx.query(
-      `insert into public.tasks (team_id, created_by, title, status, priority, project_id, assignee_id, due_date, created_at)
+    // the rows are data to read, not changes to log: the triggers stay off while seeding
+    await tx.query(`set local session_replication_role = replica`)
+    const insertTasks = `insert into public.tasks (team_id, created_by, title, status, priority, project_id, assignee_id, due_date, created_at)
        select $1, $2, 'Task ' || i, (array['todo', 'in_progress'])[1 + i % 2], 1 + i % 5,
               case when i % 3 = 0 then null else $3::uuid end, case when i % 2 = 0 then $4::uuid end,
               current_date + (i % 60), now() - make_interval(secs => i)
-       from generate_series(1, $5::int) i`,
-      [ids.team, ids.user, ids.project, ids.member, taskCount],
-    )
-    await tx.query(
-      `insert into public.api_keys (team_id, created_by, name, key_prefix, key_hash) values ($1, $2, 'bench', $3, $4)`,
-      [ids.team, ids.user, prefix, hash],
-    )
+       from generate_series(1, $5::int) i`
+    await tx.query(insertTasks, [ids.team, ids.user, ids.project, ids.member, taskCount])
+    await tx.query(insertTasks, [ids.deepTeam, ids.user, null, null, deepRows])
+    await tx.query(`set local session_replication_role = origin`)
+    for (const [i, team] of [ids.team, ids.deepTeam].entries()) {
+      const { rows } = await tx.query<{ id: string }>(
+        `insert into public.api_keys (team_id, created_by, name, key_prefix, key_hash) values ($1, $2, 'bench', $3, $4) returning id`,
+        [team, ids.user, keys[i]!.prefix, keys[i]!.hash],
+      )
+      if (i === 0) keyId = rows[0]!.id
+    }
   })
   await db.exec('analyze')
   await db.close()
-  return key
+  return { key: keys[0]!.key, keyId, deepKey: keys[1]!.key }
 }
 
 interface Result { requests: number, rps: number, p50: number, p99: number, errors: number }
 
-/** Keeps `connections` keep-alive requests in flight for `duration` seconds and measures each. */
-async function load(url: string, headers: Record<string, string>, duration: number): Promise<Result> {
+interface Target { url: string, headers: Record<string, string>, body?: string }
+
+/** Keeps `connections` keep-alive requests in flight for `duration` seconds and measures each 2xx. */
+async function load(target: Target, duration: number): Promise<Result> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections })
   const latencies: number[] = []
   let errors = 0
   const deadline = performance.now() + duration * 1000
+  const headers = target.body === undefined ? target.headers : { ...target.headers, 'content-type': 'application/json' }
   const once = () => new Promise<void>((done) => {
     const started = performance.now()
-    http.get(url, { agent, headers }, (response) => {
+    const request = http.request(target.url, { agent, headers, method: target.body === undefined ? 'GET' : 'POST' }, (response) => {
       response.resume()
       response.on('end', () => {
-        if (response.statusCode === 200) latencies.push(performance.now() - started)
+        if (response.statusCode! >= 200 && response.statusCode! < 300) latencies.push(performance.now() - started)
         else errors++
         done()
       })
-    }).on('error', () => {
+    })
+    request.on('error', () => {
       errors++
       done()
     })
+    request.end(target.body)
   })
   const worker = async () => {
     while (performance.now() < deadline) await once()
@@ -153,6 +189,23 @@ async function load(url: string, headers: Record<string, string>, duration: numb
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN
   return { requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors }
 }
+
+const row = (label: string, r: Result) =>
+  `${label.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(1).padStart(7)} ms   p99 ${r.p99.toFixed(1).padStart(7)} ms   (${r.requests} ok, ${r.errors} errors)`
+const best = (list: Result[]) => list.reduce((a, b) => (b.rps > a.rps ? b : a))
+
+/** Alternates the targets over the rounds (the machine may be shared) and keeps each one's best. */
+async function compare(targets: Target[]): Promise<Result[]> {
+  for (const target of targets) await load(target, 2)
+  const results = targets.map(() => [] as Result[])
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, target] of targets.entries()) results[i]!.push(await load(target, seconds))
+  }
+  return results.map(best)
+}
+
+const verdict = (ratio: number, target: number, atLeast = true) =>
+  `${ratio.toFixed(2)} (target ${atLeast ? '>=' : '<='} ${target}) ${(atLeast ? ratio >= target : ratio <= target) ? 'OK' : 'MISSED'}`
 
 async function main() {
   const entry = resolve(outputDir, 'server/index.mjs')
@@ -176,37 +229,47 @@ async function main() {
       // rate limiting stays on (every request is counted) with a limit the benchmark never reaches
       API_RATE_LIMIT: '1000000000',
     }, `http://127.0.0.1:${appPort}/api/health`))
-    console.info(`[bench] seeding ${taskCount.toLocaleString('en')} tasks in one team...`)
-    const key = await seed(databaseUrl)
-    children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort)], {},
+    console.info(`[bench] seeding ${taskCount.toLocaleString('en')} tasks in one team and ${deepRows.toLocaleString('en')} in another...`)
+    const keys = await seed(databaseUrl)
+    children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort), keys.keyId], {},
       `http://127.0.0.1:${minimalPort}/`))
 
-    const targets = {
-      app: { url: `http://127.0.0.1:${appPort}${path}`, headers: { authorization: `Bearer ${key}` } },
-      minimal: { url: `http://127.0.0.1:${minimalPort}${path}`, headers: {} },
-    }
-    const check = await fetch(targets.app.url, { headers: targets.app.headers })
+    const app = (url: string, key: string, body?: unknown): Target =>
+      ({ url: `http://127.0.0.1:${appPort}${url}`, headers: { authorization: `Bearer ${key}` }, body: body === undefined ? undefined : JSON.stringify(body) })
+    const minimal = (url: string, body?: unknown): Target =>
+      ({ url: `http://127.0.0.1:${minimalPort}${url}`, headers: {}, body: body === undefined ? undefined : JSON.stringify(body) })
+    const check = await fetch(app(path, keys.key).url, { headers: app(path, keys.key).headers })
     const body = await check.json() as Record<string, unknown>[]
     if (check.status !== 200 || body.length !== 50 || !('project_name' in body[0]!)) throw new Error(`Unexpected app answer: ${check.status}`)
-    // The machine may be shared: alternate the two targets over a few rounds and keep each one's best.
-    console.info(`[bench] warming up, then ${rounds} alternating rounds of ${seconds} s per target with ${connections} connections...`)
-    await load(targets.minimal.url, targets.minimal.headers, 2)
-    await load(targets.app.url, targets.app.headers, 2)
-    const results = { minimal: [] as Result[], app: [] as Result[] }
-    for (let round = 0; round < rounds; round++) {
-      results.minimal.push(await load(targets.minimal.url, targets.minimal.headers, seconds))
-      results.app.push(await load(targets.app.url, targets.app.headers, seconds))
-    }
-    const best = (list: Result[]) => list.reduce((a, b) => (b.rps > a.rps ? b : a))
-    const [minimal, app] = [best(results.minimal), best(results.app)]
-    const row = (label: string, r: Result) =>
-      `${label.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(1).padStart(6)} ms   p99 ${r.p99.toFixed(1).padStart(6)} ms   (${r.requests} ok, ${r.errors} errors)`
-    console.info(`\nGET ${path}, ${taskCount.toLocaleString('en')} tasks in the team, ${connections} connections, best of ${rounds} rounds of ${seconds} s`)
-    console.info(row('minimal node:http + pg', minimal))
-    console.info(row('app (key auth, joined names)', app))
-    console.info(`rounds (req/s): minimal ${results.minimal.map(r => r.rps.toFixed(0)).join(', ')}; app ${results.app.map(r => r.rps.toFixed(0)).join(', ')}`)
-    const ratio = app.rps / minimal.rps
-    console.info(`ratio app / minimal: ${ratio.toFixed(2)} (target >= 0.60) ${ratio >= 0.6 ? 'OK' : 'BELOW TARGET'}`)
+
+    // the deep page: offset once to get its cursor from the Link header, then the cursor itself
+    const deepOffset = Math.max(0, deepRows - 50)
+    const offsetAnswer = await fetch(app(`${path}&offset=${deepOffset}`, keys.deepKey).url, { headers: app(path, keys.deepKey).headers })
+    const link = offsetAnswer.headers.get('link')?.match(/<([^>]+)>/)?.[1]
+    if (offsetAnswer.status !== 200 || !link) throw new Error(`No Link from the deep offset page: ${offsetAnswer.status}`)
+
+    const load0 = loadavg()
+    console.info(`[bench] load average before: ${load0.map(l => l.toFixed(2)).join(' ')}; ${rounds} alternating rounds of ${seconds} s per target, ${connections} connections`)
+    const [readBare, readApp] = await compare([minimal(path), app(path, keys.key)])
+    const [writeBare, writeApp] = await compare([minimal('/api/v1/tasks', newTask), app('/api/v1/tasks', keys.key, newTask)])
+    const [firstPage, cursorPage] = await compare([app(path, keys.deepKey), app(link, keys.deepKey)])
+    const offsetPage = await load(app(`${path}&offset=${deepOffset}`, keys.deepKey), seconds)
+    const load1 = loadavg()
+
+    console.info(`\nRead: GET ${path}, ${taskCount.toLocaleString('en')} tasks in the team`)
+    console.info(row('bare node:http + pg', readBare))
+    console.info(row('app (key auth, rate limit, names)', readApp))
+    console.info(`Write: POST /api/v1/tasks ${JSON.stringify(newTask)}`)
+    console.info(row('bare node:http + pg', writeBare))
+    console.info(row('app (auth, limit, checks, audit)', writeApp))
+    console.info(`Deep: GET ${path} in a team of ${deepRows.toLocaleString('en')} tasks`)
+    console.info(row('first page', firstPage))
+    console.info(row(`cursor page at row ${deepOffset.toLocaleString('en')}`, cursorPage))
+    console.info(row(`offset page at row ${deepOffset.toLocaleString('en')}`, offsetPage))
+    console.info(`\nread  app / bare:   ${verdict(readApp.rps / readBare.rps, 0.9)}`)
+    console.info(`write app / bare:   ${verdict(writeApp.rps / writeBare.rps, 0.8)}`)
+    console.info(`deep  cursor p50 / first p50: ${verdict(cursorPage.p50 / firstPage.p50, 1.5, false)} (offset: ${(offsetPage.p50 / firstPage.p50).toFixed(1)}x)`)
+    console.info(`load average after: ${load1.map(l => l.toFixed(2)).join(' ')} (2 cores; best of ${rounds} rounds of ${seconds} s per figure)`)
   }
   finally {
     for (const child of children) child.kill('SIGTERM')
@@ -219,7 +282,7 @@ async function main() {
 }
 
 if (process.argv[2] === '--minimal') {
-  await runMinimalServer(process.argv[3]!, Number(process.argv[4]))
+  await runMinimalServer(process.argv[3]!, Number(process.argv[4]), process.argv[5]!)
 }
 else {
   await main()

@@ -18,16 +18,20 @@ export interface AuditedClient {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
   /** Several statements in one transaction, with the audit context set. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  /**
+   * One write in one round trip, without BEGIN/COMMIT: `text` starts with `with` and selects from
+   * `audit_context`, a one-row CTE put before it that sets the context, so the write happens after
+   * it and the AFTER triggers (activity log, webhook outbox) see it at the end of the statement.
+   */
+  write<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
   /** A read that writes nothing, so it needs no audit context (no transaction round trips). */
   read<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
 }
 
-const setContextSql = `select
-  set_config('app.actor_id', $1, true),
-  set_config('app.team_id', $2, true),
-  set_config('app.source', $3, true),
-  set_config('app.source_ref', $4, true),
-  set_config('app.api_key_id', $5, true)`
+const contextSettings = ['actor_id', 'team_id', 'source', 'source_ref', 'api_key_id']
+/** The select that sets the context for the current transaction, its values numbered from `$first`. */
+const setContextSql = (first: number) =>
+  `select ${contextSettings.map((name, i) => `set_config('app.${name}', $${first + i}, true)`).join(', ')}`
 
 /** The team the client is bound to; services read it from here, so a handler cannot point them at another team. */
 export function requireTeam(client: AuditedClient): string {
@@ -45,14 +49,20 @@ export function requireActor(client: AuditedClient): string {
 
 /** Binds the database to an actor, team and source; the activity-log trigger reads them inside each transaction. */
 export function createAuditedClient(db: Database, context: AuditContext): AuditedClient {
+  const values = [context.actorId ?? '', context.teamId ?? '', context.source, context.sourceRef ?? '', context.apiKeyId ?? '']
   const transaction = <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction(async (tx) => {
-    await tx.query(setContextSql, [context.actorId ?? '', context.teamId ?? '', context.source, context.sourceRef ?? '', context.apiKeyId ?? ''])
+    await tx.query(setContextSql(1), values)
     return fn(tx)
   })
   return {
     context,
     transaction,
     query: (text, params) => transaction(tx => tx.query(text, params)),
+    write: (text, params = []) => {
+      if (!/^with\s/i.test(text) || !text.includes('audit_context')) throw new Error('An audited write is a WITH statement that selects from audit_context')
+      const cte = `with audit_context as materialized (${setContextSql(params.length + 1)}),`
+      return db.query(`${cte} ${text.replace(/^with\s+/i, '')}`, [...params, ...values])
+    },
     read: (text, params) => db.query(text, params),
   }
 }

@@ -143,39 +143,60 @@ function parameter(column: ColumnInfo, value: unknown): unknown {
 }
 
 /**
- * Checks that each foreign-key value points at a row the team may use: a row of the same team for a
- * domain table, a member of the team for profiles, the team itself for teams; 400 naming the field otherwise.
+ * The condition that a foreign-key value points at a row the team may use: a row of the same team
+ * for a domain table, a member of the team for profiles, the team itself for teams; null for a
+ * reference outside the team model, which the foreign key itself decides. `$value` and `$team` are
+ * the placeholders of the value and the team id.
  */
-async function checkReferences(tx: Queryable, table: TableInfo, teamId: string, values: Row) {
+function referenceCondition(column: ColumnInfo, registry: Map<string, TableInfo>, value: string, team: string): string | null {
+  const references = column.references
+  if (!references) return null
+  const target = registry.get(references.table)
+  // no casts on the value: its type comes from the column it is compared with (and, in an insert, written to)
+  if (references.table === 'teams') return `${value} = ${team}::uuid`
+  if (references.table === 'profiles') return `exists (select 1 from public.team_members where user_id = ${value} and team_id = ${team})`
+  if (target?.columns.some(c => c.name === 'team_id')) {
+    return `exists (select 1 from public.${quoteIdent(target.name)} where ${quoteIdent(references.column)} = ${value} and team_id = ${team})`
+  }
+  return null
+}
+
+/** The reference conditions of the written columns, whose values are the parameters from $3 on and the team $1 or $2. */
+async function referenceConditions(columns: ColumnInfo[], values: Row, team: string): Promise<string[]> {
+  const registry = await useTableRegistry()
+  return columns
+    .map((column, i) => values[column.name] === null ? null : referenceCondition(column, registry, `$${i + 3}`, team))
+    .filter((condition): condition is string => condition !== null)
+}
+
+/** Checks each foreign-key value with its own statement; 400 naming the first field that points outside the team. */
+async function checkReferences(db: Pick<Queryable, 'query'>, table: TableInfo, teamId: string, values: Row) {
   const registry = await useTableRegistry()
   for (const column of table.columns) {
-    const value = values[column.name]
-    if (!column.references || value === undefined || value === null) continue
-    const target = registry.get(column.references.table)
-    const targetColumn = quoteIdent(column.references.column)
-    let sql: string
-    if (column.references.table === 'teams') sql = `select $1::text = $2::text as ok`
-    else if (column.references.table === 'profiles') sql = `select exists (select 1 from public.team_members where user_id::text = $1::text and team_id = $2) as ok`
-    else if (target?.columns.some(c => c.name === 'team_id')) sql = `select exists (select 1 from public.${quoteIdent(target.name)} where ${targetColumn}::text = $1::text and team_id = $2) as ok`
-    else continue // a reference outside the team model: the foreign key itself decides
-    const { rows } = await tx.query<{ ok: boolean }>(sql, [String(value), teamId])
+    if (values[column.name] === undefined || values[column.name] === null) continue
+    const condition = referenceCondition(column, registry, '$1', '$2')
+    if (!condition) continue
+    const { rows } = await db.query<{ ok: boolean }>(`select ${condition} as ok`, [values[column.name], teamId])
     if (!rows[0]?.ok) {
-      const what = column.references.table === 'profiles' ? 'member of this team' : `${column.references.table} record in this team`
+      const what = column.references!.table === 'profiles' ? 'member of this team' : `${column.references!.table} record in this team`
       throw createError({ statusCode: 400, statusMessage: `${column.name}: no ${what} has this id` })
     }
   }
 }
 
-/** Creates a record: team_id from the client's team, created_by from its actor; 400 naming the field for bad input. */
+/**
+ * Creates a record: team_id from the client's team, created_by from its actor; 400 naming the field
+ * for bad input. One statement sets the audit context, checks the foreign keys and inserts; only
+ * when it inserts nothing do the separate checks run, to name the field at fault.
+ */
 export async function createRecord(client: AuditedClient, table: TableInfo, input: unknown): Promise<Row> {
   const teamId = requireTeam(client)
   const values = parseRecordInput(recordSchemas(table).create, input)
-  const statement = await insertStatement(table, teamId, requireActor(client), values)
-  return withDatabaseErrors(table, () => client.transaction(async (tx) => {
-    await checkReferences(tx, table, teamId, values)
-    const { rows } = await tx.query<Row>(statement.sql, statement.params)
-    return rows[0]!
-  }))
+  const statement = await insertStatement(table, teamId, requireActor(client), values, true)
+  const { rows } = await withDatabaseErrors(table, () => client.write<Row>(statement.sql, statement.params))
+  if (rows[0]) return rows[0]
+  await checkReferences({ query: client.read }, table, teamId, values)
+  throw createError({ statusCode: 409, statusMessage: 'A record this one refers to changed while it was written; try again' })
 }
 
 /** The most records one request may create. */
@@ -219,13 +240,22 @@ function forElement<T>(index: number, fn: () => T): T {
   }
 }
 
-/** The INSERT of one record for the team and actor, answering it with its joined names. */
-async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: Row): Promise<{ sql: string, params: unknown[] }> {
+/**
+ * The INSERT of one record for the team and actor, answering it with its joined names. `audited`:
+ * for `client.write`, selecting from its audit_context and inserting only when every foreign key
+ * points inside the team (else nothing); otherwise a plain INSERT for a transaction that checked them.
+ */
+async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: Row, audited = false): Promise<{ sql: string, params: unknown[] }> {
   const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
   const names = ['team_id', 'created_by', ...columns.map(c => c.name)].map(quoteIdent)
   const params = [teamId, actorId, ...columns.map(c => parameter(c, values[c.name]))]
-  const placeholders = params.map((_, i) => `$${i + 1}`)
-  const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) values (${placeholders.join(', ')}) returning *)`
+  const placeholders = params.map((_, i) => `$${i + 1}`).join(', ')
+  let source = `values (${placeholders})`
+  if (audited) {
+    const conditions = await referenceConditions(columns, values, '$1')
+    source = `select ${placeholders} from audit_context${conditions.length ? ` where ${conditions.join(' and ')}` : ''}`
+  }
+  const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) ${source} returning *)`
   return { sql: `${insert} ${await selectSql(table, 'inserted')}`, params }
 }
 
@@ -238,26 +268,40 @@ export async function updateRecord(client: AuditedClient, table: TableInfo, id: 
   if (!columns.length) throw createError({ statusCode: 400, statusMessage: 'Name at least one column to change' })
   const params = [id, teamId, ...columns.map(c => parameter(c, values[c.name]))]
   const assignments = columns.map((column, i) => `${quoteIdent(column.name)} = $${i + 3}`)
-  const update = `with updated as (update ${tableSql(table)} set ${assignments.join(', ')} where id = $1 and team_id = $2 returning *)`
-  const sql = `${update} ${await selectSql(table, 'updated')}`
-  return withDatabaseErrors(table, () => client.transaction(async (tx) => {
-    if (guard) await lockAndGuard(tx, table, id, teamId, guard)
-    await checkReferences(tx, table, teamId, values)
-    const { rows } = await tx.query<Row>(sql, params)
-    if (!rows[0]) throw notFound(table)
-    return rows[0]
-  }))
+  if (guard) {
+    // the guard reads the locked row first, so this one takes a transaction
+    const sql = `with updated as (update ${tableSql(table)} set ${assignments.join(', ')} where id = $1 and team_id = $2 returning *) ${await selectSql(table, 'updated')}`
+    return withDatabaseErrors(table, () => client.transaction(async (tx) => {
+      await lockAndGuard(tx, table, id, teamId, guard)
+      await checkReferences(tx, table, teamId, values)
+      const { rows } = await tx.query<Row>(sql, params)
+      return rows[0]!
+    }))
+  }
+  // one statement: the audit context, the reference checks and the update; when it changes nothing,
+  // the separate checks say why (not in the team, or a field pointing outside it)
+  const target = tableSql(table)
+  const where = [`${target}.id = $1`, `${target}.team_id = $2`, ...await referenceConditions(columns, values, '$2')]
+  const sql = `with updated as (update ${target} set ${assignments.join(', ')} from audit_context where ${where.join(' and ')} returning ${target}.*) ${await selectSql(table, 'updated')}`
+  const { rows } = await withDatabaseErrors(table, () => client.write<Row>(sql, params))
+  if (rows[0]) return rows[0]
+  await getRecord(client, table, id)
+  await checkReferences({ query: client.read }, table, teamId, values)
+  throw createError({ statusCode: 409, statusMessage: 'A record this one refers to changed while it was written; try again' })
 }
 
-/** Deletes a team's record; 404 when the id is not in the team. */
+/** Deletes a team's record; 404 when the id is not in the team. One statement unless a guard must read it first. */
 export async function deleteRecord(client: AuditedClient, table: TableInfo, id: string, guard?: RecordGuard): Promise<void> {
   const teamId = requireTeam(client)
   if (!z.uuid().safeParse(id).success) throw notFound(table)
-  const { rowCount } = await withDatabaseErrors(table, () => client.transaction(async (tx) => {
-    if (guard) await lockAndGuard(tx, table, id, teamId, guard)
-    return tx.query(`delete from ${tableSql(table)} where id = $1 and team_id = $2`, [id, teamId])
-  }))
-  if (!rowCount) throw notFound(table)
+  const target = tableSql(table)
+  const { rows } = await withDatabaseErrors(table, () => guard
+    ? client.transaction(async (tx) => {
+        await lockAndGuard(tx, table, id, teamId, guard)
+        return tx.query(`delete from ${target} where id = $1 and team_id = $2 returning id`, [id, teamId])
+      })
+    : client.write(`with deleted as (delete from ${target} using audit_context where ${target}.id = $1 and ${target}.team_id = $2 returning ${target}.id) select id from deleted`, [id, teamId]))
+  if (!rows.length) throw notFound(table)
 }
 
 interface DatabaseError {
