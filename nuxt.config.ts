@@ -16,6 +16,8 @@ export default defineNuxtConfig({
   runtimeConfig: {
     // Postgres connection string; empty means the embedded PGlite in pgliteDataDir.
     databaseUrl: '',
+    // 'false' turns off prepared (named) statements, for a connection pooler in transaction mode that cannot keep them.
+    databasePrepare: '',
     pgliteDataDir: '.data/db',
     // When set, the embedded database also listens on this port for psql and tests.
     pgliteSocketPort: '',

@@ -51,7 +51,7 @@ export function requireActor(client: AuditedClient): string {
 export function createAuditedClient(db: Database, context: AuditContext): AuditedClient {
   const values = [context.actorId ?? '', context.teamId ?? '', context.source, context.sourceRef ?? '', context.apiKeyId ?? '']
   const transaction = <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction(async (tx) => {
-    await tx.query(setContextSql(1), values)
+    await tx.query(setContextSql(1), values, { prepare: true })
     return fn(tx)
   })
   return {
@@ -61,8 +61,9 @@ export function createAuditedClient(db: Database, context: AuditContext): Audite
     write: (text, params = []) => {
       if (!/^with\s/i.test(text) || !text.includes('audit_context')) throw new Error('An audited write is a WITH statement that selects from audit_context')
       const cte = `with audit_context as materialized (${setContextSql(params.length + 1)}),`
-      return db.query(`${cte} ${text.replace(/^with\s+/i, '')}`, [...params, ...values])
+      return db.query(`${cte} ${text.replace(/^with\s+/i, '')}`, [...params, ...values], { prepare: true })
     },
-    read: (text, params) => db.query(text, params),
+    // the app builds every statement of these two from the registry, so their texts are few: prepared
+    read: (text, params) => db.query(text, params, { prepare: true }),
   }
 }

@@ -38,7 +38,7 @@ async function seedDemo(db: Database, production: boolean) {
 
 async function openDatabase(): Promise<Database> {
   const config = useRuntimeConfig()
-  const db = createDatabase({ url: setting('databaseUrl') || undefined, dataDir: config.pgliteDataDir })
+  const db = createDatabase({ url: setting('databaseUrl') || undefined, dataDir: config.pgliteDataDir, prepare: setting('databasePrepare') !== 'false' })
   // TEST_MIGRATIONS_DIR: a folder of extra migrations that tests add (e.g. a table, to show that the
   // registry picks it up); never set in a deployment
   const extra = process.env.TEST_MIGRATIONS_DIR ? readMigrationFolder(process.env.TEST_MIGRATIONS_DIR) : []

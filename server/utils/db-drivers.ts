@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite'
 import pg from 'pg'
@@ -7,9 +8,17 @@ export interface QueryResult<T> {
   rowCount: number
 }
 
+export interface QueryOptions {
+  /**
+   * Keep the statement prepared on each connection and reuse its plan (a server's named statement).
+   * Only for the app's own statements, whose texts are few; never for SQL written by a user or model.
+   */
+  prepare?: boolean
+}
+
 /** Anything that runs one parameterised statement. */
 export interface Queryable {
-  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<T>>
   /** Runs a script of several statements without parameters (migrations, seed). */
   exec(sql: string): Promise<void>
 }
@@ -30,7 +39,14 @@ export interface DatabaseOptions {
   dataDir?: string
   /** Pool size for node-postgres. */
   max?: number
+  /** Whether `prepare` queries use named statements (default true; off behind a pooler that cannot keep them). */
+  prepare?: boolean
 }
+
+/** The most distinct statements one process keeps prepared; texts beyond it run unprepared. */
+const maxPreparedTexts = 1000
+/** A prepared plan that no longer fits the table (a migration changed it): run that text unprepared from then on. */
+const isStalePlan = (error: unknown) => /cached plan must not change result type/.test((error as Error | null)?.message ?? '')
 
 // Both drivers answer with the same JS types: int8 as number, date as 'YYYY-MM-DD'.
 const INT8 = 20
@@ -38,13 +54,32 @@ const DATE = 1082
 pg.types.setTypeParser(INT8, value => Number(value))
 pg.types.setTypeParser(DATE, value => value)
 
-function createPostgres(url: string, max: number): Database {
+function createPostgres(url: string, max: number, prepare: boolean): Database {
   // a connection attempt that hangs (server unreachable) fails after 10 s instead of waiting forever
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 })
   pool.on('error', error => console.error('[db] idle client error', error.message))
+  // statement names by text: planning is most of the cost of the app's short statements
+  const names = new Map<string, string | null>()
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text)
+    if (name === undefined) {
+      name = names.size < maxPreparedTexts ? `tws_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` : null
+      names.set(text, name)
+    }
+    return name ?? undefined
+  }
   const wrap = (client: pg.Pool | pg.PoolClient): Queryable => ({
-    async query<T>(text: string, params?: unknown[]) {
-      const result = await client.query(text, params)
+    async query<T>(text: string, params?: unknown[], options?: QueryOptions) {
+      const name = prepare && options?.prepare ? nameOf(text) : undefined
+      let result
+      try {
+        result = await client.query({ text, values: params, name })
+      }
+      catch (error) {
+        if (!name || !isStalePlan(error)) throw error
+        names.set(text, null)
+        result = await client.query(text, params)
+      }
       return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length }
     },
     async exec(sql: string) {
@@ -89,6 +124,7 @@ function createPglite(dataDir: string): Database {
     parsers: { [pgliteTypes.INT8]: (value: string) => Number(value), [pgliteTypes.DATE]: (value: string) => value },
   })
   const wrap = (client: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    // PGlite runs in this process: there is no round trip to save, so `prepare` changes nothing
     async query<T>(text: string, params?: unknown[]) {
       const result = await client.query<T>(text, params)
       // a statement that returns rows counts them; PGlite's affectedRows is 0 for a select
@@ -109,7 +145,7 @@ function createPglite(dataDir: string): Database {
 
 /** Opens the database the options name: a Postgres server for `url`, else PGlite in `dataDir`. */
 export function createDatabase(options: DatabaseOptions): Database {
-  if (options.url) return createPostgres(options.url, options.max ?? 10)
+  if (options.url) return createPostgres(options.url, options.max ?? 10, options.prepare ?? true)
   return createPglite(options.dataDir ?? '.data/db')
 }
 

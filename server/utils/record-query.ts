@@ -35,10 +35,13 @@ function isValidValue(column: ColumnInfo, text: string): boolean {
   return true
 }
 
+let derivedKey: { secret: string, key: Buffer } | undefined
+/** The key that signs cursors, derived from the app secret (once per secret: HKDF is not free). */
 function cursorKey(): Buffer {
   const secret = setting('appSecret') || useRuntimeConfig().session.password || process.env.NUXT_SESSION_PASSWORD
   if (!secret) throw new Error('Neither APP_SECRET nor a session password is set')
-  return Buffer.from(hkdfSync('sha256', secret, 'team-workspace', 'record-cursor', 32))
+  if (derivedKey?.secret !== secret) derivedKey = { secret, key: Buffer.from(hkdfSync('sha256', secret, 'team-workspace', 'record-cursor', 32)) }
+  return derivedKey.key
 }
 
 /** A signed, opaque cursor of the last row's order values and id, bound to the table and order. */

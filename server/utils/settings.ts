@@ -3,6 +3,7 @@
 // plain names are looked up here rather than copied into it.
 const plainNames = {
   databaseUrl: 'DATABASE_URL',
+  databasePrepare: 'DATABASE_PREPARE',
   appSecret: 'APP_SECRET',
   baseUrl: 'BASE_URL',
   llmProviderApiKey: 'LLM_PROVIDER_API_KEY',

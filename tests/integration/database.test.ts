@@ -82,6 +82,35 @@ describe('audited client', () => {
     expect((await db.query<{ name: string }>('select name from public.teams where id = $1', [team])).rows[0]!.name).toBe('Rollback team')
   })
 
+  it('writes in one statement with the context set inside it, which does not outlive the statement', async () => {
+    const ann = await makeUser(db, 'single')
+    const team = await makeTeam('Single team', ann)
+    const client = createAuditedClient(db, { actorId: ann, teamId: team, source: 'api', apiKeyId: null })
+    const { rows } = await client.write<{ name: string }>('with changed as (update public.teams set name = $2 from audit_context where id = $1 returning name) select name from changed', [team, 'One trip'])
+    expect(rows).toEqual([{ name: 'One trip' }])
+    const entry = await db.query(`select actor_id, source from public.activity_log where record_id = $1 and action = 'update'`, [team])
+    expect(entry.rows).toEqual([{ actor_id: ann, source: 'api' }])
+    // the next statement on the database runs without it
+    expect((await db.query<{ actor: string | null }>(`select nullif(current_setting('app.actor_id', true), '') as actor`)).rows[0]!.actor).toBeNull()
+    expect(() => client.write('update public.teams set name = $2 where id = $1', [team, 'x'])).toThrow(/audit_context/)
+  })
+
+  it('keeps answering a prepared statement after a migration changes its table', async () => {
+    const ann = await makeUser(db, 'prepared')
+    const team = await makeTeam('Prepared team', ann)
+    const client = createAuditedClient(db, { actorId: ann, teamId: team, source: 'web' })
+    const read = () => client.read<Record<string, unknown>>('select * from public.teams where id = $1', [team])
+    for (let i = 0; i < 3; i++) expect((await read()).rows[0]!.name).toBe('Prepared team')
+    await db.exec('alter table public.teams add column prepared_probe text')
+    try {
+      const after = await read()
+      expect(after.rows[0]).toHaveProperty('prepared_probe', null)
+    }
+    finally {
+      await db.exec('alter table public.teams drop column prepared_probe')
+    }
+  })
+
   it('logs source system when no context is set', async () => {
     const ann = await makeUser(db, 'system')
     const team = await makeTeam('System team', ann)
