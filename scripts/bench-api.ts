@@ -3,6 +3,8 @@
 //   read:  GET /api/v1/tasks?limit=50 (key auth, joined names) against the list SQL alone;
 //   write: POST /api/v1/tasks (key auth, validation, same-team reference check, activity entry)
 //          against one INSERT that sets the same audit context, so the activity trigger fires in both;
+// Each bare handler is measured twice: as pg runs a statement by default (parsed and planned each
+// time) and with the statement prepared per connection, as the app keeps its own.
 //   deep:  in a team of 1,000,000 tasks, the cursor page near the last row against the first page
 //          (and, for contrast, the same page by offset).
 // Prints requests per second, p50/p99 latency, the ratios and the machine's load.
@@ -100,18 +102,21 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
       set_config('app.source', 'api', true), set_config('app.api_key_id', $8, true))
     insert into public.tasks (team_id, created_by, title, priority, project_id) select $1, $2, $3, $4, $5 from audit_context returning *`
   http.createServer(async (request, response) => {
+    const url = new URL(request.url ?? '/', 'http://localhost')
+    // ?prepared: the same statement, kept prepared on each connection as the app does
+    const prepared = url.searchParams.has('prepared')
     if (request.method === 'POST') {
       const chunks: Buffer[] = []
       for await (const chunk of request) chunks.push(chunk as Buffer)
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof newTask
-      const { rows } = await pool.query(insertSql, [ids.team, ids.user, body.title, body.priority, body.project_id, ids.user, ids.team, apiKeyId])
+      const values = [ids.team, ids.user, body.title, body.priority, body.project_id, ids.user, ids.team, apiKeyId]
+      const { rows } = await pool.query({ text: insertSql, values, name: prepared ? 'insert' : undefined })
       response.writeHead(201, { 'content-type': 'application/json' })
       response.end(JSON.stringify(rows[0]))
       return
     }
-    const url = new URL(request.url ?? '/', 'http://localhost')
     const limit = Number(url.searchParams.get('limit') ?? 50)
-    const { rows } = await pool.query(listSql, [ids.team, limit, 0])
+    const { rows } = await pool.query({ text: listSql, values: [ids.team, limit, 0], name: prepared ? 'list' : undefined })
     response.writeHead(200, { 'content-type': 'application/json' })
     response.end(JSON.stringify(rows))
   }).listen(port, '127.0.0.1')
@@ -260,15 +265,19 @@ async function main() {
     if (check.status !== 200 || body.length !== 50 || !('project_name' in body[0]!)) throw new Error(`Unexpected app answer: ${check.status}`)
 
     // the deep page: offset once to get its cursor from the Link header, then the cursor itself
-    const deepOffset = Math.max(0, deepRows - 50)
+    // (the page before the last one, so that its Link leads to the last 50 rows)
+    const deepOffset = Math.max(0, deepRows - 100)
     const offsetAnswer = await fetch(app(`${path}&offset=${deepOffset}`, keys.deepKey).url, { headers: app(path, keys.deepKey).headers })
     const link = offsetAnswer.headers.get('link')?.match(/<([^>]+)>/)?.[1]
     if (offsetAnswer.status !== 200 || !link) throw new Error(`No Link from the deep offset page: ${offsetAnswer.status}`)
+    const cursorAnswer = await fetch(app(link, keys.deepKey).url, { headers: app(link, keys.deepKey).headers })
+    const cursorRows = await cursorAnswer.json() as unknown[]
+    if (cursorRows.length !== 50) throw new Error(`The deep cursor page answered ${cursorAnswer.status} with ${cursorRows.length} rows, not 50`)
 
     const load0 = loadavg()
     console.info(`[bench] load average before: ${load0.map(l => l.toFixed(2)).join(' ')}; ${rounds} alternating rounds of ${seconds} s per target, ${connections} connections`)
-    const [readBare, readApp] = await compare([minimal(path), app(path, keys.key)])
-    const [writeBare, writeApp] = await compare([minimal('/api/v1/tasks', newTask), app('/api/v1/tasks', keys.key, newTask)])
+    const [readBare, readPrepared, readApp] = await compare([minimal(path), minimal(`${path}&prepared`), app(path, keys.key)])
+    const [writeBare, writePrepared, writeApp] = await compare([minimal('/api/v1/tasks', newTask), minimal('/api/v1/tasks?prepared', newTask), app('/api/v1/tasks', keys.key, newTask)])
     const [firstPage, cursorPage] = await compare([app(path, keys.deepKey), app(link, keys.deepKey)])
     // the offset page scans every row before it: three requests one after the other are enough to see it
     const offsetPage = await timedOneByOne(app(`${path}&offset=${deepOffset}`, keys.deepKey), 3)
@@ -276,16 +285,18 @@ async function main() {
 
     console.info(`\nRead: GET ${path}, ${taskCount.toLocaleString('en')} tasks in the team`)
     console.info(row('bare node:http + pg', readBare))
+    console.info(row('bare, statement prepared', readPrepared))
     console.info(row('app (key auth, rate limit, names)', readApp))
     console.info(`Write: POST /api/v1/tasks ${JSON.stringify(newTask)}`)
     console.info(row('bare node:http + pg', writeBare))
+    console.info(row('bare, statement prepared', writePrepared))
     console.info(row('app (auth, limit, checks, audit)', writeApp))
     console.info(`Deep: GET ${path} in a team of ${deepRows.toLocaleString('en')} tasks`)
     console.info(row('first page', firstPage))
-    console.info(row(`cursor page at row ${deepOffset.toLocaleString('en')}`, cursorPage))
+    console.info(row(`cursor page at row ${(deepOffset + 50).toLocaleString('en')}`, cursorPage))
     console.info(row(`offset page at row ${deepOffset.toLocaleString('en')}`, offsetPage))
-    console.info(`\nread  app / bare:   ${verdict(readApp.rps / readBare.rps, 0.9)}`)
-    console.info(`write app / bare:   ${verdict(writeApp.rps / writeBare.rps, 0.8)}`)
+    console.info(`\nread  app / bare:   ${verdict(readApp.rps / readBare.rps, 0.9)}; against the prepared bare handler ${(readApp.rps / readPrepared.rps).toFixed(2)}`)
+    console.info(`write app / bare:   ${verdict(writeApp.rps / writeBare.rps, 0.8)}; against the prepared bare handler ${(writeApp.rps / writePrepared.rps).toFixed(2)}`)
     console.info(`deep  cursor p50 / first p50: ${verdict(cursorPage.p50 / firstPage.p50, 1.5, false)} (offset: ${(offsetPage.p50 / firstPage.p50).toFixed(1)}x)`)
     console.info(`load average after: ${load1.map(l => l.toFixed(2)).join(' ')} (2 cores; best of ${rounds} rounds of ${seconds} s per figure)`)
   }
