@@ -3,8 +3,9 @@
 //   read:  GET /api/v1/tasks?limit=50 (key auth, joined names) against the list SQL alone;
 //   write: POST /api/v1/tasks (key auth, validation, same-team reference check, activity entry)
 //          against one INSERT that sets the same audit context, so the activity trigger fires in both;
-// Each bare handler is measured twice: as pg runs a statement by default (parsed and planned each
-// time) and with the statement prepared per connection, as the app keeps its own.
+// Each bare handler is measured as pg runs a statement by default (parsed and planned each time),
+// with the statement prepared per connection (as the app keeps its own), and prepared after the
+// app's key statement (look-up and rate count): the most a design with a key statement can reach.
 //   deep:  in a team of 1,000,000 tasks, the cursor page near the last row against the first page
 //          (and, for contrast, the same page by offset).
 // Prints requests per second, p50/p99 latency, the ratios and the machine's load.
@@ -22,7 +23,7 @@ import http from 'node:http'
 import { createServer as createNetServer } from 'node:net'
 import { resolve } from 'node:path'
 import pg from 'pg'
-import { generateApiKey } from '../server/utils/api-keys'
+import { generateApiKey, hashApiKey, keyStatementSql } from '../server/utils/api-keys'
 import { createDatabase } from '../server/utils/db-drivers'
 import { listRecordsSql } from '../server/utils/records'
 import { readCatalog } from '../server/utils/table-registry'
@@ -83,7 +84,7 @@ async function start(args: string[], env: Record<string, string>, probe: string)
  * The bare handlers: node:http + pg, no auth, no framework. GET runs the app's list SQL for tasks;
  * POST parses the body and runs one INSERT that sets the audit context the activity trigger reads.
  */
-async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: string) {
+async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: string, apiKey: string) {
   // the same type parsers as the app (server/utils/db-drivers.ts)
   pg.types.setTypeParser(20, value => Number(value))
   pg.types.setTypeParser(1082, value => value)
@@ -105,6 +106,8 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
     const url = new URL(request.url ?? '/', 'http://localhost')
     // ?prepared: the same statement, kept prepared on each connection as the app does
     const prepared = url.searchParams.has('prepared')
+    // ?keyed: the app's key statement first (look-up and rate count), to show what it costs
+    if (url.searchParams.has('keyed')) await pool.query({ text: keyStatementSql, values: [hashApiKey(apiKey), 60], name: prepared ? 'key' : undefined })
     if (request.method === 'POST') {
       const chunks: Buffer[] = []
       for await (const chunk of request) chunks.push(chunk as Buffer)
@@ -253,7 +256,7 @@ async function main() {
     }, `http://127.0.0.1:${appPort}/api/health`))
     console.info(`[bench] seeding ${taskCount.toLocaleString('en')} tasks in one team and ${deepRows.toLocaleString('en')} in another...`)
     const keys = await seed(databaseUrl)
-    children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort), keys.keyId], {},
+    children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort), keys.keyId, keys.key], {},
       `http://127.0.0.1:${minimalPort}/`))
 
     const app = (url: string, key: string, body?: unknown): Target =>
@@ -276,8 +279,8 @@ async function main() {
 
     const load0 = loadavg()
     console.info(`[bench] load average before: ${load0.map(l => l.toFixed(2)).join(' ')}; ${rounds} alternating rounds of ${seconds} s per target, ${connections} connections`)
-    const [readBare, readPrepared, readApp] = await compare([minimal(path), minimal(`${path}&prepared`), app(path, keys.key)])
-    const [writeBare, writePrepared, writeApp] = await compare([minimal('/api/v1/tasks', newTask), minimal('/api/v1/tasks?prepared', newTask), app('/api/v1/tasks', keys.key, newTask)])
+    const [readBare, readPrepared, readKeyed, readApp] = await compare([minimal(path), minimal(`${path}&prepared`), minimal(`${path}&prepared&keyed`), app(path, keys.key)])
+    const [writeBare, writePrepared, writeKeyed, writeApp] = await compare([minimal('/api/v1/tasks', newTask), minimal('/api/v1/tasks?prepared', newTask), minimal('/api/v1/tasks?prepared&keyed', newTask), app('/api/v1/tasks', keys.key, newTask)])
     const [firstPage, cursorPage] = await compare([app(path, keys.deepKey), app(link, keys.deepKey)])
     // the offset page scans every row before it: three requests one after the other are enough to see it
     const offsetPage = await timedOneByOne(app(`${path}&offset=${deepOffset}`, keys.deepKey), 3)
@@ -286,10 +289,12 @@ async function main() {
     console.info(`\nRead: GET ${path}, ${taskCount.toLocaleString('en')} tasks in the team`)
     console.info(row('bare node:http + pg', readBare))
     console.info(row('bare, statement prepared', readPrepared))
+    console.info(row('bare, prepared, + key statement', readKeyed))
     console.info(row('app (key auth, rate limit, names)', readApp))
     console.info(`Write: POST /api/v1/tasks ${JSON.stringify(newTask)}`)
     console.info(row('bare node:http + pg', writeBare))
     console.info(row('bare, statement prepared', writePrepared))
+    console.info(row('bare, prepared, + key statement', writeKeyed))
     console.info(row('app (auth, limit, checks, audit)', writeApp))
     console.info(`Deep: GET ${path} in a team of ${deepRows.toLocaleString('en')} tasks`)
     console.info(row('first page', firstPage))
@@ -297,6 +302,8 @@ async function main() {
     console.info(row(`offset page at row ${deepOffset.toLocaleString('en')}`, offsetPage))
     console.info(`\nread  app / bare:   ${verdict(readApp.rps / readBare.rps, 0.9)}; against the prepared bare handler ${(readApp.rps / readPrepared.rps).toFixed(2)}`)
     console.info(`write app / bare:   ${verdict(writeApp.rps / writeBare.rps, 0.8)}; against the prepared bare handler ${(writeApp.rps / writePrepared.rps).toFixed(2)}`)
+    // the most any design with a key statement of its own can reach: the bare handler plus that statement
+    console.info(`key statement alone: bare + key / bare: read ${(readKeyed.rps / readBare.rps).toFixed(2)}, write ${(writeKeyed.rps / writeBare.rps).toFixed(2)}; app / (bare + key): read ${(readApp.rps / readKeyed.rps).toFixed(2)}, write ${(writeApp.rps / writeKeyed.rps).toFixed(2)}`)
     console.info(`deep  cursor p50 / first p50: ${verdict(cursorPage.p50 / firstPage.p50, 1.5, false)} (offset: ${(offsetPage.p50 / firstPage.p50).toFixed(1)}x)`)
     console.info(`load average after: ${load1.map(l => l.toFixed(2)).join(' ')} (2 cores; best of ${rounds} rounds of ${seconds} s per figure)`)
   }
@@ -314,7 +321,7 @@ async function main() {
 }
 
 if (process.argv[2] === '--minimal') {
-  await runMinimalServer(process.argv[3]!, Number(process.argv[4]), process.argv[5]!)
+  await runMinimalServer(process.argv[3]!, Number(process.argv[4]), process.argv[5]!, process.argv[6]!)
 }
 else {
   await main()

@@ -12,22 +12,24 @@ function isPlainJsonBody(body: unknown): body is Record<string, unknown> | unkno
   return prototype === Object.prototype || prototype === null
 }
 
-function jsonText(event: H3Event, body: unknown): string | null {
+/** Whether the answer is JSON: a plain value the handler returned, or a string sent as JSON. */
+function isJsonAnswer(event: H3Event, body: unknown): boolean {
   const contentType = String(getResponseHeader(event, 'content-type') ?? '')
-  if (contentType && !contentType.includes('json')) return null
-  if (typeof body === 'string') return contentType ? body : null
-  return isPlainJsonBody(body) ? JSON.stringify(body) : null
+  if (contentType && !contentType.includes('json')) return false
+  return typeof body === 'string' ? contentType !== '' : isPlainJsonBody(body)
 }
 
 export default defineNitroPlugin((nitroApp) => {
   nitroApp.hooks.hook('beforeResponse', async (event, response) => {
     if (!event.path.startsWith('/api/') || event.handled || event.method === 'HEAD') return
     if (getResponseHeader(event, 'content-encoding')) return
-    const coding = negotiateEncoding(getRequestHeader(event, 'accept-encoding'))
-    const text = jsonText(event, response.body)
-    if (text === null) return
+    if (!isJsonAnswer(event, response.body)) return
     appendResponseHeader(event, 'vary', 'accept-encoding')
-    if (!coding || Buffer.byteLength(text) < minCompressBytes) return
+    const coding = negotiateEncoding(getRequestHeader(event, 'accept-encoding'))
+    // serialised here only when it may be compressed; otherwise h3 serialises it once, as usual
+    if (!coding) return
+    const text = typeof response.body === 'string' ? response.body : JSON.stringify(response.body)
+    if (Buffer.byteLength(text) < minCompressBytes) return
     response.body = await compressBody(text, coding)
     if (!getResponseHeader(event, 'content-type')) setResponseHeader(event, 'content-type', 'application/json')
     setResponseHeader(event, 'content-encoding', coding)

@@ -122,6 +122,21 @@ function touchApiKey(db: Database, apiKey: ApiKeyRow) {
   ).catch(error => console.error('[api-keys] could not record last_used_at for key', apiKey.id, error))
 }
 
+/** What the key statement answers: the key row with the request's count, both counts null for an expired key. */
+type KeyStatementRow = ApiKeyRow & { rate_count: number | null, rate_reset: number | null }
+
+/**
+ * The key statement ($1 the key's hash, $2 the window in seconds): it looks the key up by its hash
+ * (a unique index, so no secret is compared in JavaScript) and counts the request against the key's
+ * rate limit when the key is valid. The count commits without waiting for its WAL flush (a crash
+ * may forget the last few counts), so concurrent requests of one key hold its counter row for
+ * microseconds, not a disk flush.
+ */
+export const keyStatementSql = `with relaxed as materialized (select set_config('synchronous_commit', 'off', true)),
+  k as (select a.* from public.api_keys a cross join relaxed where a.key_hash = $1),
+  counted as (${countRequestSql(`'key:' || k.id`, 'k where k.revoked_at is null and (k.expires_at is null or k.expires_at > now())', '$2::int')})
+  select k.*, counted.count as rate_count, counted.reset as rate_reset from k left join counted on true`
+
 const unauthorized = (message: string) => createError({ statusCode: 401, statusMessage: message })
 
 /**
@@ -140,18 +155,7 @@ export async function authApiKey(event: H3Event): Promise<{ apiKey: ApiKeyRow, c
     return unauthorized(message)
   }
   if (!token) throw await refuse('Send the API key as "Authorization: Bearer <key>"')
-  // one statement looks the key up by its hash (a unique index, so no secret is compared in
-  // JavaScript) and counts the request against the key's rate limit when the key is valid; the
-  // count commits without waiting for its WAL flush (a crash may forget the last few counts), so
-  // concurrent requests of one key hold its counter row for microseconds, not a disk flush
-  const { rows } = await db.query<ApiKeyRow & { rate_count: number | null, rate_reset: number | null }>(
-    `with relaxed as materialized (select set_config('synchronous_commit', 'off', true)),
-     k as (select a.* from public.api_keys a cross join relaxed where a.key_hash = $1),
-     counted as (${countRequestSql(`'key:' || k.id`, 'k where k.revoked_at is null and (k.expires_at is null or k.expires_at > now())', '$2::int')})
-     select k.*, counted.count as rate_count, counted.reset as rate_reset from k left join counted on true`,
-    [hashApiKey(token), apiRateLimit().windowSeconds],
-    { prepare: true },
-  )
+  const { rows } = await db.query<KeyStatementRow>(keyStatementSql, [hashApiKey(token), apiRateLimit().windowSeconds], { prepare: true })
   const found = rows[0]
   if (!found) throw await refuse('Unknown API key')
   if (found.revoked_at) throw await refuse('This API key has been revoked')

@@ -233,7 +233,13 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
       : null,
   ])
   const answered = answeredColumns(table, registry, query.select)
-  const rows = page.rows.map(row => Object.fromEntries(Object.entries(row).filter(([key]) => answered ? answered.has(key) : !key.startsWith('__key'))))
+  // the keys to answer, chosen once from the first row (every row has the same), then copied row by row
+  const keys = page.rows[0] ? Object.keys(page.rows[0]).filter(key => answered ? answered.has(key) : !key.startsWith('__key')) : []
+  const rows = page.rows.map((row) => {
+    const answer: Row = {}
+    for (const key of keys) answer[key] = row[key]
+    return answer
+  })
   const last = page.rows.at(-1)
   const scope = `${table.name}:${JSON.stringify(query.order.map(o => [o.column.name, o.direction]))}:${JSON.stringify(query.filters.map(f => [f.column.name, f.op, f.negate, f.value]))}`
   const next = last && rows.length === query.limit ? encodeCursor(scope, [...query.order.map((_, i) => last[`__key${i}`] ?? null), last.id]) : null
