@@ -1,4 +1,5 @@
-import type { TableColumn } from '@nuxt/ui'
+import type { DropdownMenuItem, TableColumn } from '@nuxt/ui'
+import { AppRowMenu, AppTime, UButton } from '#components'
 
 // whole class names, so that Tailwind finds them in the source
 const fromBreakpoint = { md: 'hidden md:table-cell', lg: 'hidden lg:table-cell', xl: 'hidden xl:table-cell' } as const
@@ -16,7 +17,32 @@ export function wideOnly<T>(column: TableColumn<T>): TableColumn<T> {
   return { ...column, meta: wideOnlyMeta }
 }
 
-/** The last column of a table, for its row menu (an unlabelled header named for screen readers). */
-export function actionsColumn<T>(): TableColumn<T> {
-  return { id: 'actions', header: () => h('span', { class: 'sr-only' }, 'Actions'), meta: { class: { td: 'w-0 text-right' } } }
+const srOnly = (text: string) => () => h('span', { class: 'sr-only' }, text)
+
+/** The last column of a table: each row's actions in an AppRowMenu (`menu` gives its label and items), under an unlabelled header named for screen readers. */
+export function actionsColumn<T>(menu: (row: T) => { label: string, items: DropdownMenuItem[] }): TableColumn<T> {
+  return { id: 'actions', header: srOnly('Actions'), meta: { class: { td: 'w-0 text-right' } }, cell: ({ row }) => h(AppRowMenu, menu(row.original)) }
+}
+
+/** The first column of an expandable table: a button that shows or hides the row's `what` ("Changes": "Show changes"), the `#expanded` slot. */
+export function expandColumn<T>(what: string): TableColumn<T> {
+  const noun = what.toLowerCase()
+  return {
+    id: 'expand',
+    header: srOnly(what),
+    cell: ({ row }) => h(UButton, {
+      'color': 'neutral',
+      'variant': 'ghost',
+      'size': 'sm',
+      'icon': row.getIsExpanded() ? 'i-lucide-chevron-down' : 'i-lucide-chevron-right',
+      'aria-label': `${row.getIsExpanded() ? 'Hide' : 'Show'} ${noun}`,
+      'aria-expanded': row.getIsExpanded(),
+      'onClick': () => row.toggleExpanded(),
+    }),
+  }
+}
+
+/** A column of moments, shown as muted relative time (AppTime), `fallback` where there is none. */
+export function timeColumn<T>(column: TableColumn<T>, fallback?: string): TableColumn<T> {
+  return { ...column, cell: ({ getValue }) => h(AppTime, { datetime: getValue() as string | null, fallback, class: 'text-muted' }) }
 }
