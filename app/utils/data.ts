@@ -1,4 +1,4 @@
-import type { DataColumn, DataTable } from '#shared/types/data'
+import type { DataColumn, DataRecord, DataTable } from '#shared/types/data'
 
 /** `in_progress` -> `In progress`, `due_date` -> `Due date`. */
 export function humanize(name: string): string {
@@ -30,7 +30,7 @@ export function fieldKind(column: DataColumn): FieldKind {
 }
 
 /** The name shown for a record: its title column, else the start of its id. */
-export function recordTitle(table: Pick<DataTable, 'title_column'>, record: Record<string, unknown>): string {
+export function recordTitle(table: Pick<DataTable, 'title_column'>, record: DataRecord): string {
   const title = table.title_column ? record[table.title_column] : null
   return typeof title === 'string' && title ? title : `${String(record.id ?? '').slice(0, 8)}…`
 }

@@ -3,8 +3,9 @@ import type { H3Event } from 'h3'
 import { uuidPattern } from '#shared/utils/patterns'
 import type { AuditedClient } from './audited-client'
 import { rejectUnstorable } from './validation'
-import { joinedNames, recordSelectTemplate, updateRecord, deleteRecord, type RecordGuard, type Row } from './records'
+import { joinedNames, recordSelectTemplate, updateRecord, deleteRecord, type RecordGuard } from './records'
 import { quoteIdent, type ColumnInfo, type TableInfo } from './table-registry'
+import type { DataRecord } from '#shared/types/data'
 
 /** A list request over a domain table: filters, order, page size and a cursor or an offset. */
 export interface RecordQuery {
@@ -207,7 +208,7 @@ function answeredColumns(table: TableInfo, registry: Map<string, TableInfo>, sel
 }
 
 /** A page of the team's records with the joined names, plus the next cursor when the page is full and the total when asked. */
-export async function queryRecords(client: AuditedClient, table: TableInfo, query: RecordQuery): Promise<{ rows: Row[], next: string | null, range: string | null }> {
+export async function queryRecords(client: AuditedClient, table: TableInfo, query: RecordQuery): Promise<{ rows: DataRecord[], next: string | null, range: string | null }> {
   const teamId = client.context.teamId
   if (!teamId) throw createError({ statusCode: 500, statusMessage: 'The client is not bound to a team' })
   const registry = await useTableRegistry()
@@ -223,7 +224,7 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
   const select = recordSelectTemplate(table, registry).replace(' from %SOURCE% r', `, ${keyColumns.join(', ')} from public.${quoteIdent(table.name)} r`)
   const sql = `${select} where ${where.join(' and ')} order by ${orderBy} limit $${params.length - 1} offset $${params.length}`
   const [page, count] = await Promise.all([
-    client.read<Row>(sql, params),
+    client.read<DataRecord>(sql, params),
     query.countExact
       ? client.read<{ total: number, before: number }>(
           `select count(*)::int as total${query.cursor ? `, count(*) filter (where not ${afterSql(query, filterParams)})::int as before` : ''}
@@ -236,7 +237,7 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
   // the keys to answer, chosen once from the first row (every row has the same), then copied row by row
   const keys = page.rows[0] ? Object.keys(page.rows[0]).filter(key => answered ? answered.has(key) : !key.startsWith('__key')) : []
   const rows = page.rows.map((row) => {
-    const answer: Row = {}
+    const answer: DataRecord = {}
     for (const key of keys) answer[key] = row[key]
     return answer
   })
@@ -253,7 +254,7 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
 }
 
 /** A list answer with its Link (next page) and Content-Range headers. */
-export async function answerRecordList(event: H3Event, client: AuditedClient, table: TableInfo): Promise<Row[]> {
+export async function answerRecordList(event: H3Event, client: AuditedClient, table: TableInfo): Promise<DataRecord[]> {
   const query = parseRecordQuery(table, getQuery(event), getRequestHeader(event, 'prefer'))
   const { rows, next, range } = await queryRecords(client, table, query)
   if (next) {
@@ -270,7 +271,7 @@ export async function answerRecordList(event: H3Event, client: AuditedClient, ta
 }
 
 /** The ETag of a record answer: a hash of its JSON. */
-export function recordEtag(record: Row): string {
+export function recordEtag(record: DataRecord): string {
   return `"${createHash('sha256').update(JSON.stringify(record)).digest('base64url').slice(0, 27)}"`
 }
 
@@ -287,7 +288,7 @@ function ifMatchGuard(event: H3Event): RecordGuard | undefined {
 }
 
 /** GET one with its ETag; 304 for a matching If-None-Match. */
-export async function answerRecord(event: H3Event, record: Row): Promise<Row | null> {
+export async function answerRecord(event: H3Event, record: DataRecord): Promise<DataRecord | null> {
   const etag = recordEtag(record)
   setResponseHeader(event, 'etag', etag)
   if (getRequestHeader(event, 'if-none-match')?.split(',').map(t => t.trim()).includes(etag)) {
@@ -301,7 +302,7 @@ export async function answerRecord(event: H3Event, record: Row): Promise<Row | n
  * PATCH honouring If-Match. The record is locked and checked in the write's own transaction, so of
  * two writers holding the same ETag one writes and the other gets 412.
  */
-export async function updateRecordIfMatch(event: H3Event, client: AuditedClient, table: TableInfo, id: string, body: unknown): Promise<Row> {
+export async function updateRecordIfMatch(event: H3Event, client: AuditedClient, table: TableInfo, id: string, body: unknown): Promise<DataRecord> {
   const record = await updateRecord(client, table, id, body, ifMatchGuard(event))
   setResponseHeader(event, 'etag', recordEtag(record))
   return record

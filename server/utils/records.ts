@@ -3,9 +3,7 @@ import { requireActor, requireTeam, type AuditedClient } from './audited-client'
 import type { Queryable } from './db-drivers'
 import { quoteIdent, systemColumns, type ColumnInfo, type TableInfo } from './table-registry'
 import { columnValueType } from './column-types'
-
-/** A record of a domain table as the public API and the chat answer it: its columns plus joined `*_name`s. */
-export type Row = Record<string, unknown>
+import type { DataRecord } from '#shared/types/data'
 
 type Schemas = { create: z.ZodObject, update: z.ZodObject }
 
@@ -57,11 +55,11 @@ export function recordSchemas(table: TableInfo): Schemas {
 }
 
 /** Parses input with a zod schema; a 400 names the first invalid field. */
-function parseRecordInput(schema: z.ZodObject, input: unknown): Row {
+function parseRecordInput(schema: z.ZodObject, input: unknown): DataRecord {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw createError({ statusCode: 400, statusMessage: 'The record must be a JSON object' })
   }
-  return parseInput(schema, input) as Row
+  return parseInput(schema, input) as DataRecord
 }
 
 /** The foreign keys whose target has a `name` (else `title`), and the alias each joins in (`project_id` -> `project_name`). */
@@ -116,23 +114,23 @@ const tableSql = (table: TableInfo) => `public.${quoteIdent(table.name)}`
 const notFound = (table: TableInfo) => createError({ statusCode: 404, statusMessage: `No ${table.name} record with this id in the team` })
 
 /** A check of a record's current state before it is written (If-Match); it throws to refuse. */
-export type RecordGuard = (current: Row) => void
+export type RecordGuard = (current: DataRecord) => void
 
 /**
  * Locks the record for the rest of the transaction and runs the guard on it, so a concurrent
  * writer waits and then sees the new version: the check and the write cannot be split.
  */
 async function lockAndGuard(tx: Queryable, table: TableInfo, id: string, teamId: string, guard: RecordGuard) {
-  const { rows } = await tx.query<Row>(`${await selectSql(table, tableSql(table))} where r.id = $1 and r.team_id = $2 for update of r`, [id, teamId])
+  const { rows } = await tx.query<DataRecord>(`${await selectSql(table, tableSql(table))} where r.id = $1 and r.team_id = $2 for update of r`, [id, teamId])
   if (!rows[0]) throw notFound(table)
   guard(rows[0])
 }
 
 /** One record of the team; 404 when the id is not in the client's team. */
-export async function getRecord(client: AuditedClient, table: TableInfo, id: string): Promise<Row> {
+export async function getRecord(client: AuditedClient, table: TableInfo, id: string): Promise<DataRecord> {
   const teamId = requireTeam(client)
   if (!z.uuid().safeParse(id).success) throw notFound(table)
-  const { rows } = await client.read<Row>(`${await selectSql(table, tableSql(table))} where r.id = $1 and r.team_id = $2`, [id, teamId])
+  const { rows } = await client.read<DataRecord>(`${await selectSql(table, tableSql(table))} where r.id = $1 and r.team_id = $2`, [id, teamId])
   if (!rows[0]) throw notFound(table)
   return rows[0]
 }
@@ -162,7 +160,7 @@ function referenceCondition(column: ColumnInfo, registry: Map<string, TableInfo>
 }
 
 /** The reference conditions of the written columns, whose values are the parameters from $3 on and the team $1 or $2. */
-async function referenceConditions(columns: ColumnInfo[], values: Row, team: string): Promise<string[]> {
+async function referenceConditions(columns: ColumnInfo[], values: DataRecord, team: string): Promise<string[]> {
   const registry = await useTableRegistry()
   return columns
     .map((column, i) => values[column.name] === null ? null : referenceCondition(column, registry, `$${i + 3}`, team))
@@ -170,7 +168,7 @@ async function referenceConditions(columns: ColumnInfo[], values: Row, team: str
 }
 
 /** Checks each foreign-key value with its own statement; 400 naming the first field that points outside the team. */
-async function checkReferences(db: Pick<Queryable, 'query'>, table: TableInfo, teamId: string, values: Row) {
+async function checkReferences(db: Pick<Queryable, 'query'>, table: TableInfo, teamId: string, values: DataRecord) {
   const registry = await useTableRegistry()
   for (const column of table.columns) {
     if (values[column.name] === undefined || values[column.name] === null) continue
@@ -189,11 +187,11 @@ async function checkReferences(db: Pick<Queryable, 'query'>, table: TableInfo, t
  * for bad input. One statement sets the audit context, checks the foreign keys and inserts; only
  * when it inserts nothing do the separate checks run, to name the field at fault.
  */
-export async function createRecord(client: AuditedClient, table: TableInfo, input: unknown): Promise<Row> {
+export async function createRecord(client: AuditedClient, table: TableInfo, input: unknown): Promise<DataRecord> {
   const teamId = requireTeam(client)
   const values = parseRecordInput(recordSchemas(table).create, input)
   const statement = await insertStatement(table, teamId, requireActor(client), values, true)
-  const { rows } = await withDatabaseErrors(table, () => client.write<Row>(statement.sql, statement.params))
+  const { rows } = await withDatabaseErrors(table, () => client.write<DataRecord>(statement.sql, statement.params))
   if (rows[0]) return rows[0]
   await checkReferences({ query: client.read }, table, teamId, values)
   throw createError({ statusCode: 409, statusMessage: 'A record this one refers to changed while it was written; try again' })
@@ -206,17 +204,17 @@ export const maxBulkRecords = 100
  * Creates several records in one transaction, all or none, answered in the order given; a 4xx
  * names the element (`[3].title: is required`).
  */
-export async function createRecords(client: AuditedClient, table: TableInfo, inputs: unknown[]): Promise<Row[]> {
+export async function createRecords(client: AuditedClient, table: TableInfo, inputs: unknown[]): Promise<DataRecord[]> {
   const teamId = requireTeam(client)
   const actorId = requireActor(client)
   const values = inputs.map((input, i) => forElement(i, () => parseRecordInput(recordSchemas(table).create, input)))
   const statements = await Promise.all(values.map(value => insertStatement(table, teamId, actorId, value)))
   return client.transaction(async (tx) => {
-    const rows: Row[] = []
+    const rows: DataRecord[] = []
     for (const [i, statement] of statements.entries()) {
       rows.push(await forElement(i, () => withDatabaseErrors(table, async () => {
         await checkReferences(tx, table, teamId, values[i]!)
-        return (await tx.query<Row>(statement.sql, statement.params)).rows[0]!
+        return (await tx.query<DataRecord>(statement.sql, statement.params)).rows[0]!
       })))
     }
     return rows
@@ -245,7 +243,7 @@ function forElement<T>(index: number, fn: () => T): T {
  * for `client.write`, selecting from its audit_context and inserting only when every foreign key
  * points inside the team (else nothing); otherwise a plain INSERT for a transaction that checked them.
  */
-async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: Row, audited = false): Promise<{ sql: string, params: unknown[] }> {
+async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: DataRecord, audited = false): Promise<{ sql: string, params: unknown[] }> {
   const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
   const names = ['team_id', 'created_by', ...columns.map(c => c.name)].map(quoteIdent)
   const params = [teamId, actorId, ...columns.map(c => parameter(c, values[c.name]))]
@@ -260,7 +258,7 @@ async function insertStatement(table: TableInfo, teamId: string, actorId: string
 }
 
 /** Changes the given columns of a team's record; 404 when the id is not in the team. */
-export async function updateRecord(client: AuditedClient, table: TableInfo, id: string, input: unknown, guard?: RecordGuard): Promise<Row> {
+export async function updateRecord(client: AuditedClient, table: TableInfo, id: string, input: unknown, guard?: RecordGuard): Promise<DataRecord> {
   const teamId = requireTeam(client)
   if (!z.uuid().safeParse(id).success) throw notFound(table)
   const values = parseRecordInput(recordSchemas(table).update, input)
@@ -274,7 +272,7 @@ export async function updateRecord(client: AuditedClient, table: TableInfo, id: 
     return withDatabaseErrors(table, () => client.transaction(async (tx) => {
       await lockAndGuard(tx, table, id, teamId, guard)
       await checkReferences(tx, table, teamId, values)
-      const { rows } = await tx.query<Row>(sql, params)
+      const { rows } = await tx.query<DataRecord>(sql, params)
       return rows[0]!
     }))
   }
@@ -283,7 +281,7 @@ export async function updateRecord(client: AuditedClient, table: TableInfo, id: 
   const target = tableSql(table)
   const where = [`${target}.id = $1`, `${target}.team_id = $2`, ...await referenceConditions(columns, values, '$2')]
   const sql = `with updated as (update ${target} set ${assignments.join(', ')} from audit_context where ${where.join(' and ')} returning ${target}.*) ${await selectSql(table, 'updated')}`
-  const { rows } = await withDatabaseErrors(table, () => client.write<Row>(sql, params))
+  const { rows } = await withDatabaseErrors(table, () => client.write<DataRecord>(sql, params))
   if (rows[0]) return rows[0]
   await getRecord(client, table, id)
   await checkReferences({ query: client.read }, table, teamId, values)

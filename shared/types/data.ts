@@ -22,6 +22,9 @@ export interface DataColumn {
   is_required: boolean
 }
 
+/** A record of a domain table as the API answers it: its columns, and a name field per foreign key. */
+export type DataRecord = Record<string, unknown>
+
 /** A domain table the caller may view, with the actions the caller's role allows. */
 export interface DataTable {
   name: string
