@@ -33,6 +33,19 @@ const contextSettings = ['actor_id', 'team_id', 'source', 'source_ref', 'api_key
 const setContextSql = (first: number) =>
   `select ${contextSettings.map((name, i) => `set_config('app.${name}', $${first + i}, true)`).join(', ')}`
 
+/** The parameters of an audit context, in the order `setContextSql` numbers them. */
+export const auditContextValues = (context: AuditContext) =>
+  [context.actorId ?? '', context.teamId ?? '', context.source, context.sourceRef ?? '', context.apiKeyId ?? '']
+
+/**
+ * A write of `paramCount` parameters made one statement with its audit context: `text` starts with
+ * `with` and selects from `audit_context`, which this puts first; its values follow the write's.
+ */
+export function auditedWriteSql(text: string, paramCount: number): string {
+  if (!/^with\s/i.test(text) || !text.includes('audit_context')) throw new Error('An audited write is a WITH statement that selects from audit_context')
+  return `with audit_context as materialized (${setContextSql(paramCount + 1)}), ${text.replace(/^with\s+/i, '')}`
+}
+
 /** The team the client is bound to; services read it from here, so a handler cannot point them at another team. */
 export function requireTeam(client: AuditedClient): string {
   const teamId = client.context.teamId
@@ -49,7 +62,7 @@ export function requireActor(client: AuditedClient): string {
 
 /** Binds the database to an actor, team and source; the activity-log trigger reads them inside each transaction. */
 export function createAuditedClient(db: Database, context: AuditContext): AuditedClient {
-  const values = [context.actorId ?? '', context.teamId ?? '', context.source, context.sourceRef ?? '', context.apiKeyId ?? '']
+  const values = auditContextValues(context)
   const transaction = <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction(async (tx) => {
     await tx.query(setContextSql(1), values, { prepare: true })
     return fn(tx)
@@ -58,11 +71,7 @@ export function createAuditedClient(db: Database, context: AuditContext): Audite
     context,
     transaction,
     query: (text, params) => transaction(tx => tx.query(text, params)),
-    write: (text, params = []) => {
-      if (!/^with\s/i.test(text) || !text.includes('audit_context')) throw new Error('An audited write is a WITH statement that selects from audit_context')
-      const cte = `with audit_context as materialized (${setContextSql(params.length + 1)}),`
-      return db.query(`${cte} ${text.replace(/^with\s+/i, '')}`, [...params, ...values], { prepare: true })
-    },
+    write: (text, params = []) => db.query(auditedWriteSql(text, params.length), [...params, ...values], { prepare: true }),
     // the app builds every statement of these two from the registry, so their texts are few: prepared
     read: (text, params) => db.query(text, params, { prepare: true }),
   }

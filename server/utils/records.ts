@@ -100,10 +100,10 @@ export function listRecordsSql(table: TableInfo, registry: Map<string, TableInfo
 
 const selectCache = new WeakMap<TableInfo, string>()
 
-async function selectSql(table: TableInfo, source: string): Promise<string> {
+async function selectSql(table: TableInfo, source: string, registry?: Map<string, TableInfo>): Promise<string> {
   let template = selectCache.get(table)
   if (!template) {
-    template = recordSelectTemplate(table, await useTableRegistry())
+    template = recordSelectTemplate(table, registry ?? await useTableRegistry())
     selectCache.set(table, template)
   }
   return template.replace('%SOURCE%', source)
@@ -160,10 +160,10 @@ function referenceCondition(column: ColumnInfo, registry: Map<string, TableInfo>
 }
 
 /** The reference conditions of the written columns, whose values are the parameters from $3 on and the team $1 or $2. */
-async function referenceConditions(columns: ColumnInfo[], values: DataRecord, team: string): Promise<string[]> {
-  const registry = await useTableRegistry()
+async function referenceConditions(columns: ColumnInfo[], values: DataRecord, team: string, registry?: Map<string, TableInfo>): Promise<string[]> {
+  const tables = registry ?? await useTableRegistry()
   return columns
-    .map((column, i) => values[column.name] === null ? null : referenceCondition(column, registry, `$${i + 3}`, team))
+    .map((column, i) => values[column.name] === null ? null : referenceCondition(column, tables, `$${i + 3}`, team))
     .filter((condition): condition is string => condition !== null)
 }
 
@@ -242,19 +242,20 @@ function forElement<T>(index: number, fn: () => T): T {
  * The INSERT of one record for the team and actor, answering it with its joined names. `audited`:
  * for `client.write`, selecting from its audit_context and inserting only when every foreign key
  * points inside the team (else nothing); otherwise a plain INSERT for a transaction that checked them.
+ * `registry`: the tables, when not the app's own (the benchmark runs this statement bare).
  */
-async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: DataRecord, audited = false): Promise<{ sql: string, params: unknown[] }> {
+export async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: DataRecord, audited = false, registry?: Map<string, TableInfo>): Promise<{ sql: string, params: unknown[] }> {
   const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
   const names = ['team_id', 'created_by', ...columns.map(c => c.name)].map(quoteIdent)
   const params = [teamId, actorId, ...columns.map(c => parameter(c, values[c.name]))]
   const placeholders = params.map((_, i) => `$${i + 1}`).join(', ')
   let source = `values (${placeholders})`
   if (audited) {
-    const conditions = await referenceConditions(columns, values, '$1')
+    const conditions = await referenceConditions(columns, values, '$1', registry)
     source = `select ${placeholders} from audit_context${conditions.length ? ` where ${conditions.join(' and ')}` : ''}`
   }
   const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) ${source} returning *)`
-  return { sql: `${insert} ${await selectSql(table, 'inserted')}`, params }
+  return { sql: `${insert} ${await selectSql(table, 'inserted', registry)}`, params }
 }
 
 /** Changes the given columns of a team's record; 404 when the id is not in the team. */
