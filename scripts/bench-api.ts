@@ -10,6 +10,12 @@
 // app's key statement (look-up and rate count): the most a design with a key statement can reach.
 //   deep:  in a team of 1,000,000 tasks, the cursor page near the last row against the first page
 //          (and, for contrast, the same page by offset).
+//   database only: the same statements from this process over a pg pool, no HTTP and no app, to show
+//          what checking and counting the key in Postgres on every request costs the database
+//          itself: the work statement alone; the key statement, then the work (as the app runs
+//          them); both sent at once on one connection (pg's pipeline mode: one round trip, two
+//          transactions); and both as one statement (one transaction, which holds the key's counter
+//          row until it commits).
 // Prints requests per second, p50/p99 latency, the ratios and the machine's load.
 //
 // Needs a built app (`npm run build`; APP_BUILD_DIR is honoured) and a Postgres server:
@@ -28,8 +34,9 @@ import pg from 'pg'
 import { generateApiKey, hashApiKey, keyStatementSql } from '../server/utils/api-keys'
 import { createDatabase } from '../server/utils/db-drivers'
 import { auditContextValues, auditedWriteSql } from '../server/utils/audited-client'
-import { insertStatement, listRecordsSql } from '../server/utils/records'
-import { readCatalog } from '../server/utils/table-registry'
+import { countRequestSql } from '../server/utils/rate-limits'
+import { insertStatement, joinedNames, listRecordsSql } from '../server/utils/records'
+import { readCatalog, type TableInfo } from '../server/utils/table-registry'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const seconds = Number(process.env.BENCH_SECONDS ?? 6)
@@ -83,6 +90,19 @@ async function start(args: string[], env: Record<string, string>, probe: string)
   return child
 }
 
+/** The app's catalog of tables, read over a pg pool. */
+function catalogOf(pool: pg.Pool): Promise<Map<string, TableInfo>> {
+  return readCatalog({
+    query: async (text, params) => {
+      const result = await pool.query(text, params)
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 }
+    },
+    exec: async (sql) => {
+      await pool.query(sql)
+    },
+  })
+}
+
 /**
  * The bare handlers: node:http + pg, no auth, no framework. GET runs the app's list SQL for tasks;
  * POST parses the body and runs one INSERT that sets the audit context the activity trigger reads.
@@ -92,15 +112,7 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
   pg.types.setTypeParser(20, value => Number(value))
   pg.types.setTypeParser(1082, value => value)
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 })
-  const catalog = await readCatalog({
-    query: async (text, params) => {
-      const result = await pool.query(text, params)
-      return { rows: result.rows, rowCount: result.rowCount ?? 0 }
-    },
-    exec: async (sql) => {
-      await pool.query(sql)
-    },
-  })
+  const catalog = await catalogOf(pool)
   const listSql = listRecordsSql(catalog.get('tasks')!, catalog)
   const insertSql = `with audit_context as materialized (select set_config('app.actor_id', $6, true), set_config('app.team_id', $7, true),
       set_config('app.source', 'api', true), set_config('app.api_key_id', $8, true))
@@ -239,6 +251,104 @@ async function compare(targets: Target[]): Promise<Result[]> {
   return results.map(best)
 }
 
+/** Keeps `connections` loops of `run` going for `duration` seconds; answers runs per second. */
+async function loops(run: () => Promise<unknown>, duration: number): Promise<number> {
+  let done = 0
+  const deadline = performance.now() + duration * 1000
+  const began = performance.now()
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (performance.now() < deadline) {
+      await run()
+      done++
+    }
+  }))
+  return done / ((performance.now() - began) / 1000)
+}
+
+interface DatabaseFigures { one: number, two: number, pipelined: number, fused: number }
+
+/**
+ * The database-only measurement: the read and the write as the statements the app sends, run from
+ * this process over pg pools of 10 connections (the app's pool size), every statement prepared.
+ * `one` is the work statement alone; `two` the key statement and then the work; `pipelined` both
+ * written at once on one connection (two transactions, one round trip); `fused` both in one
+ * statement (one transaction: the key's counter row stays locked until it commits).
+ */
+async function databaseOnly(databaseUrl: string, apiKeyId: string, apiKey: string): Promise<{ read: DatabaseFigures, write: DatabaseFigures }> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 })
+  const pipelinePool = new pg.Pool({ connectionString: databaseUrl, max: 10, pipeline: true })
+  const catalog = await catalogOf(pool)
+  const tasks = catalog.get('tasks')!
+  const keyQuery = { text: keyStatementSql, values: [hashApiKey(apiKey), 60], name: 'key' }
+  const pipelined = async (work: pg.QueryConfig) => {
+    const client = await pipelinePool.connect()
+    try {
+      await Promise.all([client.query(keyQuery), client.query(work)])
+    }
+    finally {
+      client.release()
+    }
+  }
+  // the key's look-up and count, as the key statement makes them, for the fused statements
+  const keyCtes = (hash: string, window: string, relaxed: boolean) =>
+    `${relaxed ? `relaxed as materialized (select set_config('synchronous_commit', 'off', true)), ` : ''}`
+    + `k as (select a.id from public.api_keys a${relaxed ? ' cross join relaxed' : ''} where a.key_hash = ${hash} and a.revoked_at is null and (a.expires_at is null or a.expires_at > now())), `
+    + `counted as (${countRequestSql(`'key:' || k.id`, 'k', window)})`
+
+  // read: the list; fused, it runs first and the count comes last (a row of its own), so that the
+  // counter row is locked only from the count to the commit, which needs no flush
+  const listSql = listRecordsSql(tasks, catalog)
+  const list = { text: listSql, values: [ids.team, 50, 0], name: 'list' }
+  const answered = tasks.columns.length + joinedNames(tasks, catalog).length
+  const fusedListSql = `with ${keyCtes('$4', '$5::int', true)}
+    (${listSql.replace(' from public."tasks" r ', ', null::int as rate_count, null::int as rate_reset from public."tasks" r ').replace('where r.team_id = $1', 'where r.team_id = $1 and exists (select 1 from k)')})
+    union all select ${Array.from({ length: answered }, () => 'null').join(', ')}, count, reset from counted`
+  const fusedList = { text: fusedListSql, values: [ids.team, 50, 0, hashApiKey(apiKey), 60], name: 'fused-list' }
+
+  // write: the app's INSERT; fused, the audit context is set only when the key is valid and under
+  // its limit, so that the insert, which selects from it, happens only then
+  const statement = await insertStatement(tasks, ids.team, ids.user, newTask, true, catalog)
+  const insertSql = auditedWriteSql(statement.sql, statement.params.length)
+  const context = auditContextValues({ actorId: ids.user, teamId: ids.team, source: 'api', apiKeyId })
+  const insertValues = [...statement.params, ...context]
+  const insert = { text: insertSql, values: insertValues, name: 'insert' }
+  const first = insertValues.length + 1
+  const gated = insertSql.replace(/^with audit_context as materialized \((select .*?, true\))\), /s, (_, select: string) =>
+    `with ${keyCtes(`$${first}`, `$${first + 1}::int`, false)}, audit_context as materialized (${select} from counted where counted.count <= $${first + 2}), `)
+  if (gated === insertSql) throw new Error('The write statement no longer starts with its audit context')
+  const fusedInsert = { text: gated, values: [...insertValues, hashApiKey(apiKey), 60, 1_000_000_000], name: 'fused-insert' }
+
+  const variants = {
+    read: [() => pool.query(list), async () => {
+      await pool.query(keyQuery)
+      await pool.query(list)
+    }, () => pipelined(list), () => pool.query(fusedList)],
+    write: [() => pool.query(insert), async () => {
+      await pool.query(keyQuery)
+      await pool.query(insert)
+    }, () => pipelined(insert), () => pool.query(fusedInsert)],
+  }
+  // each answers what the app's statements answer: check it once before measuring
+  const fusedRows = (await pool.query(fusedList)).rows
+  if (fusedRows.length !== 51 || fusedRows.at(-1).rate_count === null || fusedRows[0].project_name !== 'Benchmark') throw new Error('The fused read does not answer the page and the count')
+  if ((await pool.query(fusedInsert)).rows[0]?.project_name !== 'Benchmark') throw new Error('The fused write inserted nothing')
+  const figures = { read: [] as number[][], write: [] as number[][] }
+  for (const kind of ['read', 'write'] as const) {
+    for (const run of variants[kind]) await loops(run, 1)
+    figures[kind] = variants[kind].map(() => [])
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, run] of variants[kind].entries()) figures[kind][i]!.push(await loops(run, seconds))
+    }
+  }
+  await pool.end()
+  await pipelinePool.end()
+  const bestOf = (list: number[][]): DatabaseFigures => {
+    const [one, two, pipelined, fused] = list.map(values => Math.max(...values)) as [number, number, number, number]
+    return { one, two, pipelined, fused }
+  }
+  return { read: bestOf(figures.read), write: bestOf(figures.write) }
+}
+
 const verdict = (ratio: number, target: number, atLeast = true) =>
   `${ratio.toFixed(2)} (target ${atLeast ? '>=' : '<='} ${target}) ${(atLeast ? ratio >= target : ratio <= target) ? 'OK' : 'MISSED'}`
 
@@ -298,6 +408,7 @@ async function main() {
     const [firstPage, cursorPage] = await compare([app(path, keys.deepKey), app(link, keys.deepKey)])
     // the offset page scans every row before it: three requests one after the other are enough to see it
     const offsetPage = await timedOneByOne(app(`${path}&offset=${deepOffset}`, keys.deepKey), 3)
+    const database = await databaseOnly(databaseUrl, keys.keyId, keys.key)
     const load1 = loadavg()
 
     console.info(`\nRead: GET ${path}, ${taskCount.toLocaleString('en')} tasks in the team`)
@@ -316,6 +427,13 @@ async function main() {
     console.info(row('first page', firstPage))
     console.info(row(`cursor page at row ${(deepOffset + 50).toLocaleString('en')}`, cursorPage))
     console.info(row(`offset page at row ${deepOffset.toLocaleString('en')}`, offsetPage))
+    console.info(`Database only: the same statements from one process, ${connections} loops over 10 connections, no HTTP`)
+    const databaseRow = (label: string, figures: DatabaseFigures) => {
+      const ratio = (value: number) => `${value.toFixed(0)}/s (${(value / figures.one).toFixed(2)})`
+      return `${label.padEnd(6)} work alone ${figures.one.toFixed(0)}/s; key + work ${ratio(figures.two)}; pipelined ${ratio(figures.pipelined)}; one statement ${ratio(figures.fused)}`
+    }
+    console.info(databaseRow('read', database.read))
+    console.info(databaseRow('write', database.write))
     // the targets are judged against the bare handler with its statement prepared, as the app
     // prepares its own: unprepared, the bare handler pays for planning that the app does not
     console.info(`\nread  app / bare (prepared):   ${verdict(readApp.rps / readPrepared.rps, 0.9)}; against the unprepared bare handler ${(readApp.rps / readBare.rps).toFixed(2)}`)
