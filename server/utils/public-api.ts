@@ -2,7 +2,7 @@ import type { EventHandlerRequest, H3Event } from 'h3'
 import { z } from 'zod'
 import { tableNamePattern } from '#shared/utils/patterns'
 import type { ApiKeyAccess } from '#shared/utils/api-keys'
-import type { ApiKeyRow } from './api-keys'
+import type { AuthenticatedKey } from './api-keys'
 import type { AuditedClient } from './audited-client'
 import type { TableInfo } from './table-registry'
 
@@ -39,7 +39,7 @@ export async function requireDomainTable(event: H3Event): Promise<TableInfo> {
  * Authenticates the bearer key (401), resolves the path's table (404) and checks that the key's
  * scopes give it `needed` access to that table (403 naming both).
  */
-export async function authApiTable(event: H3Event, needed: ApiKeyAccess): Promise<{ client: AuditedClient, table: TableInfo, apiKey: ApiKeyRow }> {
+export async function authApiTable(event: H3Event, needed: ApiKeyAccess): Promise<{ client: AuditedClient, table: TableInfo, apiKey: AuthenticatedKey }> {
   const { apiKey, client } = await authApiKey(event)
   const table = await requireDomainTable(event)
   requireKeyAccess(apiKey, table.name, needed)

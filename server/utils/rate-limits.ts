@@ -1,11 +1,19 @@
 import type { H3Event } from 'h3'
 import type { Queryable } from './db-drivers'
 
-/** The public API's limit: requests per window, per key; from API_RATE_LIMIT and API_RATE_WINDOW_SECONDS. */
+let rateLimit: { limit: number, windowSeconds: number } | undefined
+
+/**
+ * The public API's limit: requests per window, per key; from API_RATE_LIMIT and
+ * API_RATE_WINDOW_SECONDS, read once (settings do not change while the process runs).
+ */
 export function apiRateLimit(): { limit: number, windowSeconds: number } {
-  const limit = Number(setting('apiRateLimit') || 600)
-  const windowSeconds = Number(setting('apiRateWindowSeconds') || 60)
-  return { limit: limit > 0 ? limit : 600, windowSeconds: windowSeconds > 0 ? windowSeconds : 60 }
+  if (!rateLimit) {
+    const limit = Number(setting('apiRateLimit') || 600)
+    const windowSeconds = Number(setting('apiRateWindowSeconds') || 60)
+    rateLimit = { limit: limit > 0 ? limit : 600, windowSeconds: windowSeconds > 0 ? windowSeconds : 60 }
+  }
+  return rateLimit
 }
 
 /** What a counter says after counting a request: requests so far in the window, seconds until it resets. */

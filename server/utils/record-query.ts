@@ -3,7 +3,7 @@ import type { H3Event } from 'h3'
 import { uuidPattern } from '#shared/utils/patterns'
 import type { AuditedClient } from './audited-client'
 import { rejectUnstorable } from './validation'
-import { joinedNames, recordSelectTemplate, updateRecord, deleteRecord, type RecordGuard } from './records'
+import { cachedSelectTemplate, joinedNames, updateRecord, deleteRecord, type RecordGuard } from './records'
 import { quoteIdent, type ColumnInfo, type TableInfo } from './table-registry'
 import type { DataRecord } from '#shared/types/data'
 
@@ -221,7 +221,7 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
   const orderBy = [...query.order.map(o => `r.${quoteIdent(o.column.name)} ${o.direction}${o.column.nullable ? ' nulls last' : ''}`), `r.id ${query.order.at(-1)!.direction}`].join(', ')
   const keyColumns = query.order.map((o, i) => `r.${quoteIdent(o.column.name)}::text as "__key${i}"`)
   params.push(query.limit, query.cursor ? 0 : query.offset)
-  const select = recordSelectTemplate(table, registry).replace(' from %SOURCE% r', `, ${keyColumns.join(', ')} from public.${quoteIdent(table.name)} r`)
+  const select = (await cachedSelectTemplate(table, registry)).replace(' from %SOURCE% r', `, ${keyColumns.join(', ')} from public.${quoteIdent(table.name)} r`)
   const sql = `${select} where ${where.join(' and ')} order by ${orderBy} limit $${params.length - 1} offset $${params.length}`
   const [page, count] = await Promise.all([
     client.read<DataRecord>(sql, params),
@@ -258,10 +258,12 @@ export async function answerRecordList(event: H3Event, client: AuditedClient, ta
   const query = parseRecordQuery(table, getQuery(event), getRequestHeader(event, 'prefer'))
   const { rows, next, range } = await queryRecords(client, table, query)
   if (next) {
-    const url = getRequestURL(event)
-    url.searchParams.delete('offset')
-    url.searchParams.set('cursor', next)
-    setResponseHeader(event, 'link', `<${url.pathname}${url.search}>; rel="next"`)
+    // the same path and query, the offset replaced by the cursor
+    const [pathname, search] = event.path.split('?', 2) as [string, string | undefined]
+    const params = new URLSearchParams(search)
+    params.delete('offset')
+    params.set('cursor', next)
+    setResponseHeader(event, 'link', `<${pathname}?${params}>; rel="next"`)
   }
   if (range) {
     setResponseHeader(event, 'content-range', range)

@@ -100,13 +100,18 @@ export function listRecordsSql(table: TableInfo, registry: Map<string, TableInfo
 
 const selectCache = new WeakMap<TableInfo, string>()
 
-async function selectSql(table: TableInfo, source: string, registry?: Map<string, TableInfo>): Promise<string> {
+/** `recordSelectTemplate`, built once per table. */
+export async function cachedSelectTemplate(table: TableInfo, registry?: Map<string, TableInfo>): Promise<string> {
   let template = selectCache.get(table)
   if (!template) {
     template = recordSelectTemplate(table, registry ?? await useTableRegistry())
     selectCache.set(table, template)
   }
-  return template.replace('%SOURCE%', source)
+  return template
+}
+
+async function selectSql(table: TableInfo, source: string, registry?: Map<string, TableInfo>): Promise<string> {
+  return (await cachedSelectTemplate(table, registry)).replace('%SOURCE%', source)
 }
 
 const tableSql = (table: TableInfo) => `public.${quoteIdent(table.name)}`
