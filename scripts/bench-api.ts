@@ -16,11 +16,12 @@
 //          them); both sent at once on one connection (pg's pipeline mode: one round trip, two
 //          transactions); and both as one statement (one transaction, which holds the key's counter
 //          row until it commits).
-// Prints requests per second, p50/p99 latency, the ratios and the machine's load.
+// The targets take turns within each round. Prints each target's best round (requests per second,
+// p50/p99 latency), each ratio as the median of its ratios within a round, and the machine's load.
 //
 // Needs a built app (`npm run build`; APP_BUILD_DIR is honoured) and a Postgres server:
 // BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
-// BENCH_SECONDS (default 6 per round), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 16) and
+// BENCH_SECONDS (default 5 per round), BENCH_ROUNDS (default 5), BENCH_CONNECTIONS (default 16) and
 // BENCH_DEEP_ROWS (default 1,000,000) tune the run. BENCH_PROFILE=<folder> writes V8 CPU profiles there;
 // BENCH_KEEP_DATABASE=1 keeps the database afterwards (to EXPLAIN its queries).
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -39,8 +40,8 @@ import { insertStatement, joinedNames, listRecordsSql } from '../server/utils/re
 import { readCatalog, type TableInfo } from '../server/utils/table-registry'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const seconds = Number(process.env.BENCH_SECONDS ?? 6)
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
+const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const taskCount = 10_000
 const deepRows = Number(process.env.BENCH_DEEP_ROWS ?? 1_000_000)
@@ -242,13 +243,31 @@ const row = (label: string, r: Result) =>
 const best = (list: Result[]) => list.reduce((a, b) => (b.rps > a.rps ? b : a))
 
 /** Alternates the targets over the rounds (the machine may be shared) and keeps each one's best. */
-async function compare(targets: Target[]): Promise<Result[]> {
+async function compare(targets: Target[]): Promise<Measured[]> {
   for (const target of targets) await load(target, 2)
   const results = targets.map(() => [] as Result[])
   for (let round = 0; round < rounds; round++) {
     for (const [i, target] of targets.entries()) results[i]!.push(await load(target, seconds))
   }
-  return results.map(best)
+  return results.map(list => ({ ...best(list), rounds: list }))
+}
+
+/** A target's best round, and every round. */
+interface Measured extends Result { rounds: Result[] }
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+/**
+ * The median over the rounds of `a`'s figure over `b`'s in the same round. Each round measures
+ * every target back to back, so a ratio within a round compares them under the same load; the
+ * median of those is steadier on a shared machine than a ratio of two bests from different rounds.
+ */
+function ratio(a: Measured, b: Measured, figure: (result: Result) => number = result => result.rps): number {
+  return median(a.rounds.map((round, i) => figure(round) / figure(b.rounds[i]!)))
 }
 
 /** Keeps `connections` loops of `run` going for `duration` seconds; answers runs per second. */
@@ -265,7 +284,8 @@ async function loops(run: () => Promise<unknown>, duration: number): Promise<num
   return done / ((performance.now() - began) / 1000)
 }
 
-interface DatabaseFigures { one: number, two: number, pipelined: number, fused: number }
+/** Runs per second (best round) of each variant, and its median ratio to `one` over the rounds. */
+interface DatabaseFigures { one: number, two: number, pipelined: number, fused: number, ratios: { two: number, pipelined: number, fused: number } }
 
 /**
  * The database-only measurement: the read and the write as the statements the app sends, run from
@@ -344,7 +364,8 @@ async function databaseOnly(databaseUrl: string, apiKeyId: string, apiKey: strin
   await pipelinePool.end()
   const bestOf = (list: number[][]): DatabaseFigures => {
     const [one, two, pipelined, fused] = list.map(values => Math.max(...values)) as [number, number, number, number]
-    return { one, two, pipelined, fused }
+    const against = (i: number) => median(list[i]!.map((value, round) => value / list[0]![round]!))
+    return { one, two, pipelined, fused, ratios: { two: against(1), pipelined: against(2), fused: against(3) } }
   }
   return { read: bestOf(figures.read), write: bestOf(figures.write) }
 }
@@ -429,19 +450,21 @@ async function main() {
     console.info(row(`offset page at row ${deepOffset.toLocaleString('en')}`, offsetPage))
     console.info(`Database only: the same statements from one process, ${connections} loops over 10 connections, no HTTP`)
     const databaseRow = (label: string, figures: DatabaseFigures) => {
-      const ratio = (value: number) => `${value.toFixed(0)}/s (${(value / figures.one).toFixed(2)})`
-      return `${label.padEnd(6)} work alone ${figures.one.toFixed(0)}/s; key + work ${ratio(figures.two)}; pipelined ${ratio(figures.pipelined)}; one statement ${ratio(figures.fused)}`
+      const variant = (name: 'two' | 'pipelined' | 'fused') => `${figures[name].toFixed(0)}/s (${figures.ratios[name].toFixed(2)})`
+      return `${label.padEnd(6)} work alone ${figures.one.toFixed(0)}/s; key + work ${variant('two')}; pipelined ${variant('pipelined')}; one statement ${variant('fused')}`
     }
     console.info(databaseRow('read', database.read))
     console.info(databaseRow('write', database.write))
     // the targets are judged against the bare handler with its statement prepared, as the app
     // prepares its own: unprepared, the bare handler pays for planning that the app does not
-    console.info(`\nread  app / bare (prepared):   ${verdict(readApp.rps / readPrepared.rps, 0.9)}; against the unprepared bare handler ${(readApp.rps / readBare.rps).toFixed(2)}`)
-    console.info(`write app / bare (prepared):   ${verdict(writeApp.rps / writePrepared.rps, 0.8)}; against the unprepared bare handler ${(writeApp.rps / writeBare.rps).toFixed(2)}; against a plain INSERT ${(writeApp.rps / writePlainPrepared.rps).toFixed(2)}`)
+    console.info(`\nRatios: the median over the ${rounds} rounds of the ratio within a round (the best rounds' ratio in brackets)`)
+    const both = (a: Measured, b: Measured) => `${ratio(a, b).toFixed(2)} [${(a.rps / b.rps).toFixed(2)}]`
+    console.info(`read  app / bare (prepared):   ${verdict(ratio(readApp, readPrepared), 0.9)} [${(readApp.rps / readPrepared.rps).toFixed(2)}]; against the unprepared bare handler ${both(readApp, readBare)}`)
+    console.info(`write app / bare (prepared):   ${verdict(ratio(writeApp, writePrepared), 0.8)} [${(writeApp.rps / writePrepared.rps).toFixed(2)}]; against the unprepared bare handler ${both(writeApp, writeBare)}; against a plain INSERT ${both(writeApp, writePlainPrepared)}`)
     // the most any design with a key statement of its own can reach: the bare handler plus that statement
-    console.info(`key statement alone: bare + key / bare (prepared): read ${(readKeyed.rps / readPrepared.rps).toFixed(2)}, write ${(writeKeyed.rps / writePrepared.rps).toFixed(2)}; app / (bare + key): read ${(readApp.rps / readKeyed.rps).toFixed(2)}, write ${(writeApp.rps / writeKeyed.rps).toFixed(2)}`)
-    console.info(`deep  cursor p50 / first p50: ${verdict(cursorPage.p50 / firstPage.p50, 1.5, false)} (offset: ${(offsetPage.p50 / firstPage.p50).toFixed(1)}x)`)
-    console.info(`load average after: ${load1.map(l => l.toFixed(2)).join(' ')} (2 cores; best of ${rounds} rounds of ${seconds} s per figure)`)
+    console.info(`key statement alone: bare + key / bare (prepared): read ${both(readKeyed, readPrepared)}, write ${both(writeKeyed, writePrepared)}; app / (bare + key): read ${both(readApp, readKeyed)}, write ${both(writeApp, writeKeyed)}`)
+    console.info(`deep  cursor p50 / first p50: ${verdict(ratio(cursorPage, firstPage, result => result.p50), 1.5, false)} (offset: ${(offsetPage.p50 / firstPage.p50).toFixed(1)}x)`)
+    console.info(`load average after: ${load1.map(l => l.toFixed(2)).join(' ')} (2 cores; ${rounds} alternating rounds of ${seconds} s per figure, the best shown)`)
   }
   finally {
     for (const child of children) child.kill('SIGTERM')
