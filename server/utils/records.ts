@@ -199,8 +199,11 @@ export async function createRecord(client: AuditedClient, table: TableInfo, inpu
   const { rows } = await withDatabaseErrors(table, () => client.write<DataRecord>(statement.sql, statement.params))
   if (rows[0]) return rows[0]
   await checkReferences({ query: client.read }, table, teamId, values)
-  throw createError({ statusCode: 409, statusMessage: 'A record this one refers to changed while it was written; try again' })
+  throw referenceChanged()
 }
+
+/** The 409 of a write whose reference checks passed alone but not in the write: a record it refers to changed meanwhile. */
+const referenceChanged = () => createError({ statusCode: 409, statusMessage: 'A record this one refers to changed while it was written; try again' })
 
 /** The most records one request may create. */
 export const maxBulkRecords = 100
@@ -218,8 +221,11 @@ export async function createRecords(client: AuditedClient, table: TableInfo, inp
     const rows: DataRecord[] = []
     for (const [i, statement] of statements.entries()) {
       rows.push(await forElement(i, () => withDatabaseErrors(table, async () => {
+        // one statement an element: it inserts only when every foreign key points inside the team
+        const inserted = (await tx.query<DataRecord>(statement.sql, statement.params)).rows[0]
+        if (inserted) return inserted
         await checkReferences(tx, table, teamId, values[i]!)
-        return (await tx.query<DataRecord>(statement.sql, statement.params)).rows[0]!
+        throw referenceChanged()
       })))
     }
     return rows
@@ -244,21 +250,20 @@ function forElement<T>(index: number, fn: () => T): T {
 }
 
 /**
- * The INSERT of one record for the team and actor, answering it with its joined names. `audited`:
- * for `client.write`, selecting from its audit_context and inserting only when every foreign key
- * points inside the team (else nothing); otherwise a plain INSERT for a transaction that checked them.
- * `registry`: the tables, when not the app's own (the benchmark runs this statement bare).
+ * The INSERT of one record for the team and actor, answering it with its joined names. It inserts
+ * only when every foreign key points inside the team (else nothing, and no row comes back).
+ * `audited`: for `client.write`, selecting from its audit_context; otherwise for a transaction that
+ * set the context itself. `registry`: the tables, when not the app's own (the benchmark runs this
+ * statement bare).
  */
 export async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: DataRecord, audited = false, registry?: Map<string, TableInfo>): Promise<{ sql: string, params: unknown[] }> {
   const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
   const names = ['team_id', 'created_by', ...columns.map(c => c.name)].map(quoteIdent)
   const params = [teamId, actorId, ...columns.map(c => parameter(c, values[c.name]))]
   const placeholders = params.map((_, i) => `$${i + 1}`).join(', ')
-  let source = `values (${placeholders})`
-  if (audited) {
-    const conditions = await referenceConditions(columns, values, '$1', registry)
-    source = `select ${placeholders} from audit_context${conditions.length ? ` where ${conditions.join(' and ')}` : ''}`
-  }
+  const conditions = await referenceConditions(columns, values, '$1', registry)
+  const where = conditions.length ? ` where ${conditions.join(' and ')}` : ''
+  const source = audited ? `select ${placeholders} from audit_context${where}` : where ? `select ${placeholders}${where}` : `values (${placeholders})`
   const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) ${source} returning *)`
   return { sql: `${insert} ${await selectSql(table, 'inserted', registry)}`, params }
 }
@@ -291,7 +296,7 @@ export async function updateRecord(client: AuditedClient, table: TableInfo, id: 
   if (rows[0]) return rows[0]
   await getRecord(client, table, id)
   await checkReferences({ query: client.read }, table, teamId, values)
-  throw createError({ statusCode: 409, statusMessage: 'A record this one refers to changed while it was written; try again' })
+  throw referenceChanged()
 }
 
 /** Deletes a team's record; 404 when the id is not in the team. One statement unless a guard must read it first. */

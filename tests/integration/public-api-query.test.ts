@@ -158,6 +158,22 @@ describe('bulk create', () => {
     expect(await countTitled('all or none')).toBe(0)
   })
 
+  it('refuses an element that points at another team\'s project or at someone outside the team, writing none', async () => {
+    const other = await teamWithRoles(app)
+    const project = await other.owner.post(`/api/teams/${other.teamId}/records/projects`, { name: 'Not yours' })
+    expect(project.status).toBe(201)
+    const cases: [unknown[], string][] = [
+      [[{ title: 'cross 1' }, { title: 'cross 2', project_id: project.body.id }], '[1].project_id: no projects record in this team has this id'],
+      [[{ title: 'cross 1', assignee_id: other.owner.user!.id }, { title: 'cross 2' }], '[0].assignee_id: no member of this team has this id'],
+    ]
+    for (const [body, message] of cases) {
+      const answer = await key.post('/api/v1/tasks', body)
+      expect(answer.status, message).toBe(400)
+      expect(answer.body.error).toBe(message)
+    }
+    expect(await countTitled('cross ')).toBe(0)
+  })
+
   it('answers 400 for an empty array or more than 100 records', async () => {
     expect((await key.post('/api/v1/tasks', [])).body).toEqual({ error: 'The array must hold 1 to 100 records' })
     const tooMany = await key.post('/api/v1/tasks', Array.from({ length: 101 }, (_, i) => ({ title: `too many ${i}` })))
