@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startApp, type TestApp } from '../support/app'
 import { KeyClient, signUp, teamWithRoles, type Client, type TeamFixture } from '../support/http'
-import { pollUntil } from '../support/poll'
+import { waitFor } from '../support/wait'
 import { startWebhookReceiver, type ReceiverBehaviour, type WebhookReceiver } from '../support/webhook-receiver'
 
 // Receivers on 127.0.0.1, two quick retries (1 s, 1 s), a 1 s timeout, a fast poll and a fast auto-disable job.
@@ -55,10 +55,10 @@ async function deliveryCount(teamId: string) {
 
 /** Waits until every delivery of the team is done (succeeded or failed). */
 async function allSettled(teamId: string) {
-  await pollUntil('every delivery to settle', async () => {
+  await waitFor('every delivery to settle', async () => {
     const { rows } = await app.db.query(`select count(*)::int as n from public.webhook_deliveries where team_id = $1 and status in ('pending', 'delivering')`, [teamId])
     return rows[0].n === 0
-  })
+  }, { timeoutMs: 20_000 })
 }
 
 describe('webhook endpoint routes', () => {
@@ -305,10 +305,10 @@ describe('secrets, answers, recovery and auto-disable', () => {
     const endpointId = await addEndpoint(team.owner, team.teamId, receiver.url, ['notes.created'])
     await team.api.post('/api/v1/notes', { title: 'Fails' })
     await receiver.waitFor(1)
-    const { rows: [row] } = await pollUntil('the endpoint to record its failure', async () => {
+    const { rows: [row] } = await waitFor('the endpoint to record its failure', async () => {
       const result = await app.db.query('select failing_since from public.webhook_endpoints where id = $1', [endpointId])
       return result.rows[0].failing_since ? result : undefined
-    })
+    }, { timeoutMs: 20_000 })
     expect(row.failing_since).toBeTruthy()
     const base = `/api/teams/${team.teamId}/webhooks/endpoints`
     // 4 days of failures: still enabled after the job has had time to run several times
@@ -319,10 +319,10 @@ describe('secrets, answers, recovery and auto-disable', () => {
 
     // the clock moved: the first failure was 5 days and a minute ago
     await app.db.query(`update public.webhook_endpoints set failing_since = now() - interval '5 days 1 minute' where id = $1`, [endpointId])
-    const disabled = await pollUntil('the endpoint to be disabled', async () => {
+    const disabled = await waitFor('the endpoint to be disabled', async () => {
       const endpoint = (await team.owner.get(base)).body.find((item: { id: string }) => item.id === endpointId)
       return endpoint.enabled ? undefined : endpoint
-    })
+    }, { timeoutMs: 20_000 })
     expect(disabled.disabled_reason).toMatch(/every delivery attempt failed for 5 days/)
     expect(disabled.disabled_reason).toContain('500')
     expect(disabled.disabled_at).toBeTruthy()

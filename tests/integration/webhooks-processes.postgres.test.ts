@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startApp, type TestApp } from '../support/app'
 import { KeyClient, signUp } from '../support/http'
-import { pollUntil } from '../support/poll'
+import { waitFor } from '../support/wait'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
 
 // Two app processes on one Postgres database deliver record events to a receiver that counts them.
@@ -63,12 +63,12 @@ describe('two app processes on one database', () => {
     // a burst of writes through both processes
     const writes = await Promise.all(Array.from({ length: 60 }, (_, i) => clients[i % 2]!.post('/api/v1/tasks', { title: `burst ${i}` })))
     expect(writes.every(answer => answer.status === 201)).toBe(true)
-    await pollUntil('every burst event to arrive', () => new Set(receiver.received.map(delivery => delivery.id)).size >= 60, 60_000)
+    await waitFor('every burst event to arrive', () => new Set(receiver.received.map(delivery => delivery.id)).size >= 60, { timeoutMs: 60_000 })
 
     // one delivery held open by the receiver; the process sending it is killed
     holdTitle = 'held while killed'
     expect((await clients[1]!.post('/api/v1/tasks', { title: holdTitle })).status).toBe(201)
-    const held = await pollUntil('the held delivery to arrive', () => receiver.received.find(delivery => delivery.body.includes(holdTitle)))
+    const held = await waitFor('the held delivery to arrive', () => receiver.received.find(delivery => delivery.body.includes(holdTitle)), { timeoutMs: 20_000 })
     const holder = senderPids.get(receiver.received.indexOf(held))
     expect([first.pid, second.pid]).toContain(holder)
     const [victim, survivor] = holder === first.pid ? [first, second] : [second, first]
@@ -78,15 +78,15 @@ describe('two app processes on one database', () => {
     const survivorClient = new KeyClient(survivor, key)
     for (let i = 0; i < 5; i++) expect((await survivorClient.post('/api/v1/tasks', { title: `after ${i}` })).status).toBe(201)
 
-    const redelivered = await pollUntil('the held event to be delivered again', () => {
+    const redelivered = await waitFor('the held event to be delivered again', () => {
       const copies = receiver.received.filter(delivery => delivery.id === held.id)
       return copies.length >= 2 ? copies : undefined
-    }, 30_000)
+    }, { timeoutMs: 30_000 })
     expect(senderPids.get(receiver.received.indexOf(redelivered[1]!))).toBe(survivor.pid)
-    await pollUntil('every delivery to succeed', async () => {
+    await waitFor('every delivery to succeed', async () => {
       const { rows } = await survivor.db.query(`select count(*)::int as n from public.webhook_deliveries where team_id = $1 and status <> 'succeeded'`, [teamId])
       return rows[0].n === 0
-    }, 30_000)
+    }, { timeoutMs: 30_000 })
 
     const { rows } = await survivor.db.query<{ id: string, attempts: number }>(
       `select id, attempts from public.webhook_deliveries where team_id = $1`,

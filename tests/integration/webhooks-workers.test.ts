@@ -3,7 +3,7 @@ import type { Database } from '../../server/utils/db-drivers'
 import { ensureWebhookSecret, fireWebhook } from '../../server/utils/webhooks'
 import { startWebhookWorker, type WebhookSettings } from '../../server/utils/webhooks-worker'
 import { freshDatabase } from '../support/database'
-import { pollUntil } from '../support/poll'
+import { waitFor } from '../support/wait'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
 
 // Two workers (as two app instances would run) against one database, in this process.
@@ -41,10 +41,10 @@ describe('webhook workers', () => {
     const workers = [startWebhookWorker(db, settings, 4), startWebhookWorker(db, settings, 4)]
     try {
       await receiver.waitFor(40)
-      await pollUntil('every delivery to be recorded', async () => {
+      await waitFor('every delivery to be recorded', async () => {
         const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from public.webhook_deliveries where team_id = $1 and status = 'succeeded'`, [teamId])
         return rows[0]!.n === 40
-      })
+      }, { timeoutMs: 20_000 })
     }
     finally {
       await Promise.all(workers.map(worker => worker.stop()))

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startApp, type TestApp } from '../support/app'
 import { signUp, teamWithRoles, uniqueEmail, type Client, type TeamFixture } from '../support/http'
-import { pollUntil } from '../support/poll'
+import { waitFor } from '../support/wait'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
 
 // A shortened retry schedule (1 s, 3 s, 2 s), a 1 s timeout and a fast poll; receivers run on 127.0.0.1.
@@ -59,7 +59,7 @@ async function waitForDelivery(id: string, status: string, timeout = 20_000) {
  */
 async function afterLaterDelivery(owner: Client, teamId: string, receiver: WebhookReceiver) {
   const later = await owner.post(`/api/teams/${teamId}/webhooks/test`)
-  await pollUntil('a later delivery to arrive', () => receiver.received.some(r => r.id === later.body.id))
+  await waitFor('a later delivery to arrive', () => receiver.received.some(r => r.id === later.body.id), { timeoutMs: 20_000 })
   await waitForDelivery(later.body.id, 'succeeded')
 }
 
@@ -297,7 +297,7 @@ describe('restarts', () => {
     await app.restart({ WEBHOOK_POLL_INTERVAL_MS: '600000' })
     try {
       // its one look at start is over once it says it is running
-      await pollUntil('the worker to start', () => app.output.join('').includes('[webhooks] delivery worker running (polls every 600000 ms)'))
+      await waitFor('the worker to start', () => app.output.join('').includes('[webhooks] delivery worker running (polls every 600000 ms)'), { timeoutMs: 20_000 })
       const queued = await owner.post(`/api/teams/${teamId}/webhooks/test`)
       expect(queued.status).toBe(202)
       expect(receiver.received).toHaveLength(0)
