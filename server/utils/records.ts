@@ -197,13 +197,17 @@ export async function createRecord(client: AuditedClient, table: TableInfo, inpu
   const values = parseRecordInput(recordSchemas(table).create, input)
   const statement = await insertStatement(table, teamId, requireActor(client), values, true)
   const { rows } = await withDatabaseErrors(table, () => client.write<DataRecord>(statement.sql, statement.params))
-  if (rows[0]) return rows[0]
-  await checkReferences({ query: client.read }, table, teamId, values)
-  throw referenceChanged()
+  return rows[0] ?? refusedReferences({ query: client.read }, table, teamId, values)
 }
 
-/** The 409 of a write whose reference checks passed alone but not in the write: a record it refers to changed meanwhile. */
-const referenceChanged = () => createError({ statusCode: 409, statusMessage: 'A record this one refers to changed while it was written; try again' })
+/**
+ * Why a write that checks its references in its own statement wrote nothing: the 400 naming the
+ * first field that points outside the team, else a 409 (a record it refers to changed meanwhile).
+ */
+async function refusedReferences(db: Pick<Queryable, 'query'>, table: TableInfo, teamId: string, values: DataRecord): Promise<never> {
+  await checkReferences(db, table, teamId, values)
+  throw createError({ statusCode: 409, statusMessage: 'A record this one refers to changed while it was written; try again' })
+}
 
 /** The most records one request may create. */
 export const maxBulkRecords = 100
@@ -222,10 +226,8 @@ export async function createRecords(client: AuditedClient, table: TableInfo, inp
     for (const [i, statement] of statements.entries()) {
       rows.push(await forElement(i, () => withDatabaseErrors(table, async () => {
         // one statement an element: it inserts only when every foreign key points inside the team
-        const inserted = (await tx.query<DataRecord>(statement.sql, statement.params)).rows[0]
-        if (inserted) return inserted
-        await checkReferences(tx, table, teamId, values[i]!)
-        throw referenceChanged()
+        const { rows } = await tx.query<DataRecord>(statement.sql, statement.params)
+        return rows[0] ?? refusedReferences(tx, table, teamId, values[i]!)
       })))
     }
     return rows
@@ -277,26 +279,24 @@ export async function updateRecord(client: AuditedClient, table: TableInfo, id: 
   if (!columns.length) throw createError({ statusCode: 400, statusMessage: 'Name at least one column to change' })
   const params = [id, teamId, ...columns.map(c => parameter(c, values[c.name]))]
   const assignments = columns.map((column, i) => `${quoteIdent(column.name)} = $${i + 3}`)
-  if (guard) {
-    // the guard reads the locked row first, so this one takes a transaction
-    const sql = `with updated as (update ${tableSql(table)} set ${assignments.join(', ')} where id = $1 and team_id = $2 returning *) ${await selectSql(table, 'updated')}`
-    return withDatabaseErrors(table, () => client.transaction(async (tx) => {
-      await lockAndGuard(tx, table, id, teamId, guard)
-      await checkReferences(tx, table, teamId, values)
-      const { rows } = await tx.query<DataRecord>(sql, params)
-      return rows[0]!
-    }))
-  }
-  // one statement: the audit context, the reference checks and the update; when it changes nothing,
-  // the separate checks say why (not in the team, or a field pointing outside it)
+  // one statement checks the references and updates; when it changes nothing, the separate checks say why
   const target = tableSql(table)
   const where = [`${target}.id = $1`, `${target}.team_id = $2`, ...await referenceConditions(columns, values, '$2')]
-  const sql = `with updated as (update ${target} set ${assignments.join(', ')} from audit_context where ${where.join(' and ')} returning ${target}.*) ${await selectSql(table, 'updated')}`
-  const { rows } = await withDatabaseErrors(table, () => client.write<DataRecord>(sql, params))
+  const select = await selectSql(table, 'updated')
+  const update = (audited: boolean) =>
+    `with updated as (update ${target} set ${assignments.join(', ')}${audited ? ' from audit_context' : ''} where ${where.join(' and ')} returning ${target}.*) ${select}`
+  if (guard) {
+    // the guard reads the locked row first, so this one takes a transaction
+    return withDatabaseErrors(table, () => client.transaction(async (tx) => {
+      await lockAndGuard(tx, table, id, teamId, guard)
+      const { rows } = await tx.query<DataRecord>(update(false), params)
+      return rows[0] ?? refusedReferences(tx, table, teamId, values)
+    }))
+  }
+  const { rows } = await withDatabaseErrors(table, () => client.write<DataRecord>(update(true), params))
   if (rows[0]) return rows[0]
   await getRecord(client, table, id)
-  await checkReferences({ query: client.read }, table, teamId, values)
-  throw referenceChanged()
+  return refusedReferences({ query: client.read }, table, teamId, values)
 }
 
 /** Deletes a team's record; 404 when the id is not in the team. One statement unless a guard must read it first. */

@@ -201,6 +201,20 @@ describe('ETag on /api/v1/{table}/{id}', () => {
     expect((await key.delete(`/api/v1/tasks/${created.body.id}`, { 'if-match': updated.headers.get('etag')! })).status).toBe(204)
   })
 
+  it('refuses an If-Match change that points at another team\'s project, naming the field and changing nothing', async () => {
+    const other = await teamWithRoles(app)
+    const project = await other.owner.post(`/api/teams/${other.teamId}/records/projects`, { name: 'Still not yours' })
+    expect(project.status).toBe(201)
+    const created = await key.post<Task>('/api/v1/tasks', { title: 'Guarded' })
+    const etag = (await key.get(`/api/v1/tasks/${created.body.id}`)).headers.get('etag')!
+    const answer = await key.patch(`/api/v1/tasks/${created.body.id}`, { title: 'Moved', project_id: project.body.id }, { 'if-match': etag })
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toBe('project_id: no projects record in this team has this id')
+    const after = await key.get<Task & { project_id: string | null }>(`/api/v1/tasks/${created.body.id}`)
+    expect(after.body).toMatchObject({ title: 'Guarded', project_id: null })
+    expect(after.headers.get('etag')).toBe(etag)
+  })
+
   it('of concurrent writers holding the same ETag, exactly one writes and the others get 412', async () => {
     const created = await key.post<Task>('/api/v1/tasks', { title: 'Contended' })
     const etag = (await key.get(`/api/v1/tasks/${created.body.id}`)).headers.get('etag')!
