@@ -32,7 +32,7 @@ import http from 'node:http'
 import { createServer as createNetServer } from 'node:net'
 import { resolve } from 'node:path'
 import pg from 'pg'
-import { generateApiKey, hashApiKey, keyStatementSql } from '../server/utils/api-keys'
+import { generateApiKey, hashApiKey, keyIsValidSql, keyStatementSql } from '../server/utils/api-keys'
 import { createDatabase } from '../server/utils/db-drivers'
 import { auditContextValues, auditedWriteSql } from '../server/utils/audited-client'
 import { countRequestSql } from '../server/utils/rate-limits'
@@ -312,7 +312,7 @@ async function databaseOnly(databaseUrl: string, apiKeyId: string, apiKey: strin
   // the key's look-up and count, as the key statement makes them, for the fused statements
   const keyCtes = (hash: string, window: string, relaxed: boolean) =>
     `${relaxed ? `relaxed as materialized (select set_config('synchronous_commit', 'off', true)), ` : ''}`
-    + `k as (select a.id from public.api_keys a${relaxed ? ' cross join relaxed' : ''} where a.key_hash = ${hash} and a.revoked_at is null and (a.expires_at is null or a.expires_at > now())), `
+    + `k as (select a.id from public.api_keys a${relaxed ? ' cross join relaxed' : ''} where a.key_hash = ${hash} and ${keyIsValidSql('a')}), `
     + `counted as (${countRequestSql(`'key:' || k.id`, 'k', window)})`
 
   // read: the list; fused, it runs first and the count comes last (a row of its own), so that the

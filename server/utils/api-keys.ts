@@ -131,6 +131,9 @@ function touchApiKey(db: Database, apiKey: AuthenticatedKey, recentlyUsed: boole
  */
 type KeyStatementRow = AuthenticatedKey & { revoked: boolean, recently_used: boolean, rate_count: number | null, rate_reset: number | null }
 
+/** The condition that the api_keys row `alias` is neither revoked nor expired. */
+export const keyIsValidSql = (alias: string) => `${alias}.revoked_at is null and (${alias}.expires_at is null or ${alias}.expires_at > now())`
+
 /**
  * The key statement ($1 the key's hash, $2 the window in seconds): it looks the key up by its hash
  * (a unique index, so no secret is compared in JavaScript) and counts the request against the key's
@@ -141,7 +144,7 @@ type KeyStatementRow = AuthenticatedKey & { revoked: boolean, recently_used: boo
  */
 export const keyStatementSql = `with relaxed as materialized (select set_config('synchronous_commit', 'off', true)),
   k as (select a.* from public.api_keys a cross join relaxed where a.key_hash = $1),
-  counted as (${countRequestSql(`'key:' || k.id`, 'k where k.revoked_at is null and (k.expires_at is null or k.expires_at > now())', '$2::int')})
+  counted as (${countRequestSql(`'key:' || k.id`, `k where ${keyIsValidSql('k')}`, '$2::int')})
   select k.id, k.team_id, k.created_by, k.scopes, k.revoked_at is not null as revoked,
     coalesce(k.last_used_at > now() - interval '1 minute', false) as recently_used,
     counted.count as rate_count, counted.reset as rate_reset
