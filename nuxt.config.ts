@@ -18,6 +18,11 @@ export default defineNuxtConfig({
     databaseUrl: '',
     // 'false' turns off prepared (named) statements, for a connection pooler in transaction mode that cannot keep them.
     databasePrepare: '',
+    // A direct Postgres connection (not a pooler) for notifications (LISTEN), migrations and
+    // session-level locks; empty: databaseUrl. Set it when databaseUrl is a transaction-mode pooler.
+    databaseDirectUrl: '',
+    // When set, GET /metrics answers Prometheus text to `Authorization: Bearer <this token>`.
+    metricsToken: '',
     pgliteDataDir: '.data/db',
     // When set, the embedded database also listens on this port for psql and tests.
     pgliteSocketPort: '',

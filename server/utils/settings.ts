@@ -4,6 +4,8 @@
 const plainNames = {
   databaseUrl: 'DATABASE_URL',
   databasePrepare: 'DATABASE_PREPARE',
+  databaseDirectUrl: 'DATABASE_DIRECT_URL',
+  metricsToken: 'METRICS_TOKEN',
   appSecret: 'APP_SECRET',
   baseUrl: 'BASE_URL',
   llmProviderApiKey: 'LLM_PROVIDER_API_KEY',
