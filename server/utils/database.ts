@@ -36,13 +36,37 @@ async function seedDemo(db: Database, production: boolean) {
   console.info(`[db] Seeded the demo team. Sign in as demo@example.com with the password ${password}`)
 }
 
+/**
+ * Whether DATABASE_URL is a pooler: DATABASE_DIRECT_URL names another connection. Then the
+ * request pool keeps nothing on a server connection between transactions (no named statements),
+ * and migrations run on the direct connection.
+ */
+export function isBehindPooler(): boolean {
+  const url = setting('databaseUrl')
+  const directUrl = setting('databaseDirectUrl')
+  return Boolean(url && directUrl && directUrl !== url)
+}
+
+/** Applies the migrations on the direct connection when there is a pooler (its own short-lived pool), else on `db`. */
+async function migrate(db: Database, migrations: Migration[]): Promise<string[]> {
+  if (!isBehindPooler()) return runMigrations(db, migrations)
+  const direct = createDatabase({ url: setting('databaseDirectUrl'), max: 1, prepare: false })
+  try {
+    return await runMigrations(direct, migrations)
+  }
+  finally {
+    await direct.close()
+  }
+}
+
 async function openDatabase(): Promise<Database> {
   const config = useRuntimeConfig()
-  const db = createDatabase({ url: setting('databaseUrl') || undefined, dataDir: config.pgliteDataDir, prepare: setting('databasePrepare') !== 'false' })
+  const prepare = setting('databasePrepare') !== 'false' && !isBehindPooler()
+  const db = createDatabase({ url: setting('databaseUrl') || undefined, dataDir: config.pgliteDataDir, prepare })
   // TEST_MIGRATIONS_DIR: a folder of extra migrations that tests add (e.g. a table, to show that the
   // registry picks it up); never set in a deployment
   const extra = process.env.TEST_MIGRATIONS_DIR ? readMigrationFolder(process.env.TEST_MIGRATIONS_DIR) : []
-  const applied = await runMigrations(db, [...await bundledMigrations(), ...extra])
+  const applied = await migrate(db, [...await bundledMigrations(), ...extra])
   if (applied.length) console.info(`[db] Applied ${applied.length} migration(s): ${applied.join(', ')}`)
   // the demo seeds itself on the embedded database in development (npm run dev); elsewhere only
   // on request. (NUXT_SEED_DEMO=true arrives as a boolean: Nuxt parses environment values.)

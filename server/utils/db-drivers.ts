@@ -23,11 +23,20 @@ export interface Queryable {
   exec(sql: string): Promise<void>
 }
 
+/** Connections of a node-postgres pool: open, idle among them, and queries waiting for one. */
+export interface PoolUse {
+  total: number
+  idle: number
+  waiting: number
+}
+
 /** One interface over PGlite and node-postgres. */
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres'
   /** The embedded instance itself (PGlite only), e.g. to serve it on a socket. */
   readonly pglite?: PGlite
+  /** The pool's connections now (Postgres only). */
+  poolUse?(): PoolUse
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
@@ -39,7 +48,11 @@ export interface DatabaseOptions {
   dataDir?: string
   /** Pool size for node-postgres. */
   max?: number
-  /** Whether `prepare` queries use named statements (default true; off behind a pooler that cannot keep them). */
+  /**
+   * Whether `prepare` queries use named statements (default true). Off behind a transaction-mode
+   * pooler: a named statement lives on one server connection, and the pooler may send the next
+   * transaction to another, which answers "prepared statement does not exist".
+   */
   prepare?: boolean
 }
 
@@ -89,6 +102,7 @@ function createPostgres(url: string, max: number, prepare: boolean): Database {
   return {
     kind: 'postgres',
     ...wrap(pool),
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async transaction(fn) {
       const client = await pool.connect()
       // a checked-out client has no pool listener: without one, the server going away between two
