@@ -97,7 +97,10 @@ async function onPostgres(pool: pg.Pool, sql: string, reader: ChatReader, limits
   const client = await pool.connect()
   let isBroken = false
   try {
+    // everything happens in one transaction, which is all a transaction-mode pooler keeps on one
+    // server connection: the team setting and role (set local), and the clean-up below
     await client.query('begin')
+    await client.query('savepoint chat_statement')
     const run: RunStatement = async (text) => {
       // queryMode 'extended' (pg >= 8.9, not in its types): one statement per request, even without parameters
       const config: pg.QueryArrayConfig & { queryMode: 'extended' } = { text, values: [], rowMode: 'array', queryMode: 'extended' }
@@ -107,11 +110,16 @@ async function onPostgres(pool: pg.Pool, sql: string, reader: ChatReader, limits
     return await runSteps(run, sql, reader, limits)
   }
   finally {
-    // read only: nothing to keep. DISCARD ALL drops what a statement could leave on the session
-    // (advisory locks, for one); a connection that cannot be cleaned is not reused.
-    await client.query('rollback').then(() => client.query('discard all')).catch(() => {
-      isBroken = true
-    })
+    // read only: nothing to keep. A session advisory lock outlives a rollback, so it is released
+    // before the transaction ends, back in the login role (the savepoint undoes `set local role`),
+    // on the same server connection even behind a pooler. A connection that cannot be cleaned is
+    // not reused.
+    await client.query('rollback to savepoint chat_statement')
+      .then(() => client.query('select pg_advisory_unlock_all()'))
+      .then(() => client.query('rollback'))
+      .catch(() => {
+        isBroken = true
+      })
     client.release(isBroken)
   }
 }
