@@ -117,7 +117,7 @@ export async function startPgbouncer(databaseUrl: string, options: PgbouncerOpti
   }
   catch (error) {
     await stop()
-    throw new Error(`${(error as Error).message}\n${log()}`)
+    throw new Error(`${(error as Error).message}\n${log()}`, { cause: error })
   }
   return { url: url.toString(), log, stop }
 }
