@@ -74,9 +74,9 @@ export function enforceRateLimit(event: H3Event, counted: RateCount | RateDecisi
 // Leased blocks. A key's counter lives in Postgres (rate_limits, one fixed window); an instance
 // claims a block of the window's requests in one atomic statement that never takes the count past
 // the limit, serves the block from memory and claims again when it runs out. The block is small:
-// at most 1/20 of the limit (and 100), at most 1/8 of what is left (1/16 while other instances
-// claim the same key), so that the requests stranded in other instances' unused blocks when a
-// window runs out stay under 10% of the limit. Reads then write nothing on most requests.
+// at most 1/20 of the limit (1/40 while other instances claim the same key; 100 at most) and 1/8
+// of what is left (1/16 when shared), so that the requests stranded in other instances' unused
+// blocks when a window runs out stay under 10% of the limit (one block per instance). Reads then write nothing on most requests.
 
 /** A key's block in this instance. */
 interface KeyBlock {
@@ -119,7 +119,7 @@ async function claimBlock(db: Queryable, keyId: string, previous: KeyBlock | und
   const { limit, windowSeconds } = apiRateLimit()
   const now = Date.now()
   const isShared = (previous?.sharedUntil ?? 0) > now
-  const largest = Math.max(1, Math.min(100, Math.floor(limit / 20)))
+  const largest = Math.max(1, Math.min(100, Math.floor(limit / (isShared ? 40 : 20))))
   const { rows } = await db.query<{ granted: number, count: number, window_ends_at: number }>(
     claimRateBlockSql, [`key:${keyId}`, windowSeconds, largest, limit, isShared ? 16 : 8], { prepare: true })
   const { granted, count, window_ends_at: windowEndsAt } = rows[0]!
