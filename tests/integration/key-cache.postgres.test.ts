@@ -149,6 +149,7 @@ describe('rate limits leased in blocks over two processes', () => {
       refusals = answer.status === 429 ? refusals + 1 : 0
     }
     const total = served.length + drained.filter(answer => answer.status === 200).length
+    console.info(`[key-cache] 120 concurrent requests over two processes: ${served.length} served; ${total} with the blocks drained afterwards`)
     expect(total).toBeLessThanOrEqual(limit)
     for (const answer of burst) {
       const remaining = Number(answer.headers.get('ratelimit-remaining'))
