@@ -4,7 +4,8 @@ import type { z } from 'zod'
 import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody } from '#shared/utils/api-keys'
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import type { Database, Queryable } from './db-drivers'
-import { apiRateLimit, countAddressRequest, countRequestSql, enforceRateLimit } from './rate-limits'
+import { cachedApiKey, forgetApiKey, isRevokedHash, keyCacheGeneration, listenForKeyChanges, rememberApiKey, rememberRevoked } from './key-cache'
+import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-limits'
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
 export function hashApiKey(rawKey: string): string {
@@ -65,7 +66,7 @@ export async function createApiKey(client: AuditedClient, teamId: string, input:
  * 409 for a revoked or expired one. Both changes are one transaction.
  */
 export async function rollApiKey(client: AuditedClient, teamId: string, keyId: string, overlapSeconds: number): Promise<CreatedApiKey> {
-  return client.transaction(async (tx) => {
+  const rolled = await client.transaction(async (tx) => {
     const { rows } = await tx.query<ApiKeyRow>('select * from public.api_keys where id = $1 and team_id = $2 for update', [keyId, teamId])
     const old = rows[0]
     if (!old) throw createError({ statusCode: 404, statusMessage: 'API key not found' })
@@ -77,11 +78,14 @@ export async function rollApiKey(client: AuditedClient, teamId: string, keyId: s
     )
     return insertApiKey(tx, teamId, requireActor(client), { name: old.name, scopes: old.scopes, expires_at: old.expires_at })
   })
+  // committed: this instance forgets the old key's entry before it answers (the others on notification)
+  forgetApiKey(keyId)
+  return rolled
 }
 
 /** Revokes a key of the team: 404 for a key of another team, 409 when it is already revoked. */
 export async function revokeApiKey(client: AuditedClient, teamId: string, keyId: string): Promise<ApiKey> {
-  return client.transaction(async (tx) => {
+  const revoked = await client.transaction(async (tx) => {
     const { rows } = await tx.query<ApiKey>(
       `with k as (
          update public.api_keys set revoked_at = now()
@@ -95,6 +99,9 @@ export async function revokeApiKey(client: AuditedClient, teamId: string, keyId:
     if (existing.rowCount) throw createError({ statusCode: 409, statusMessage: 'This API key is already revoked' })
     throw createError({ statusCode: 404, statusMessage: 'API key not found' })
   })
+  // committed: this instance forgets the key before it answers (the others on notification)
+  forgetApiKey(keyId)
+  return revoked
 }
 
 /** The full api_keys row (key_hash included). */
@@ -111,12 +118,13 @@ export type AuthenticatedKey = Pick<ApiKeyRow, 'id' | 'team_id' | 'created_by' |
 /**
  * Records that a key was used, at most once a minute per key (here and, through the where clause,
  * across app instances), off the response path; a failure is logged and never reaches the request.
- * `recentlyUsed`: the key statement found last_used_at within the last minute.
+ * `recentlyUsed`: the key's look-up found last_used_at within the last minute.
  */
 function touchApiKey(db: Database, apiKey: AuthenticatedKey, recentlyUsed: boolean) {
   const now = Date.now()
-  if (recentlyUsed || now - (lastTouched.get(apiKey.id) ?? 0) < touchInterval) return
+  if (now - (lastTouched.get(apiKey.id) ?? 0) < touchInterval) return
   lastTouched.set(apiKey.id, now)
+  if (recentlyUsed) return
   const client = createAuditedClient(db, { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'api' })
   client.query(
     `update public.api_keys set last_used_at = now()
@@ -125,38 +133,30 @@ function touchApiKey(db: Database, apiKey: AuthenticatedKey, recentlyUsed: boole
   ).catch(error => console.error('[api-keys] could not record last_used_at for key', apiKey.id, error))
 }
 
-/**
- * What the key statement answers: the key's identity, whether it is revoked, whether it was used in
- * the last minute, and the request's count (both counts null for a revoked or expired key).
- */
-type KeyStatementRow = AuthenticatedKey & { revoked: boolean, recently_used: boolean, rate_count: number | null, rate_reset: number | null }
-
 /** The condition that the api_keys row `alias` is neither revoked nor expired. */
 export const keyIsValidSql = (alias: string) => `${alias}.revoked_at is null and (${alias}.expires_at is null or ${alias}.expires_at > now())`
 
 /**
- * The key statement ($1 the key's hash, $2 the window in seconds): it looks the key up by its hash
- * (a unique index, so no secret is compared in JavaScript) and counts the request against the key's
- * rate limit when the key is valid. The count commits without waiting for its WAL flush (a crash
- * may forget the last few counts), so concurrent requests of one key hold its counter row for
- * microseconds, not a disk flush. It answers only what a request needs, as plain values: no
- * timestamps to parse on every request.
+ * The key's look-up ($1 the key's hash): by a unique index, so no secret is compared in
+ * JavaScript; it answers plain values (the expiry in ms since the epoch), nothing to parse.
  */
-export const keyStatementSql = `with relaxed as materialized (select set_config('synchronous_commit', 'off', true)),
-  k as (select a.* from public.api_keys a cross join relaxed where a.key_hash = $1),
-  counted as (${countRequestSql(`'key:' || k.id`, `k where ${keyIsValidSql('k')}`, '$2::int')})
-  select k.id, k.team_id, k.created_by, k.scopes, k.revoked_at is not null as revoked,
-    coalesce(k.last_used_at > now() - interval '1 minute', false) as recently_used,
-    counted.count as rate_count, counted.reset as rate_reset
-  from k left join counted on true`
+export const keyLookupSql = `select id, team_id, created_by, scopes, revoked_at is not null as revoked,
+    expires_at is not null and expires_at <= now() as expired,
+    extract(epoch from expires_at)::float8 * 1000 as expires_at_ms,
+    coalesce(last_used_at > now() - interval '1 minute', false) as recently_used
+  from public.api_keys where key_hash = $1`
+
+type KeyLookupRow = AuthenticatedKey & { revoked: boolean, expired: boolean, expires_at_ms: number | null, recently_used: boolean }
 
 const unauthorized = (message: string) => createError({ statusCode: 401, statusMessage: message })
 
 /**
- * Authenticates a public API request by its bearer key: 401 when the header is
- * missing or malformed, or the key is unknown, revoked or expired. Looked up on every request, so a
- * revocation takes effect on the next one. Returns the key row and an audited client (source `api`,
- * actor the key's creator, team the key's team).
+ * Authenticates a public API request by its bearer key: 401 when the header is missing or
+ * malformed, or the key is unknown, revoked or expired; 429 over the key's rate limit. A key this
+ * instance has verified is served from memory (server/utils/key-cache.ts says for how long), its
+ * expiry checked against the clock; its request is counted from the key's leased block
+ * (server/utils/rate-limits.ts). Returns the key and an audited client (source `api`, actor the
+ * key's creator, team the key's team).
  */
 export async function authApiKey(event: H3Event): Promise<{ apiKey: AuthenticatedKey, client: AuditedClient }> {
   const header = getRequestHeader(event, 'authorization')
@@ -168,14 +168,30 @@ export async function authApiKey(event: H3Event): Promise<{ apiKey: Authenticate
     return unauthorized(message)
   }
   if (!token) throw await refuse('Send the API key as "Authorization: Bearer <key>"')
-  const { rows } = await db.query<KeyStatementRow>(keyStatementSql, [hashApiKey(token), apiRateLimit().windowSeconds], { prepare: true })
-  const found = rows[0]
-  if (!found) throw await refuse('Unknown API key')
-  if (found.revoked) throw await refuse('This API key has been revoked')
-  if (found.rate_count === null) throw await refuse('This API key has expired')
-  const apiKey: AuthenticatedKey = { id: found.id, team_id: found.team_id, created_by: found.created_by, scopes: found.scopes }
-  enforceRateLimit(event, { count: found.rate_count, reset: found.rate_reset! }, 'this API key')
-  touchApiKey(db, apiKey, found.recently_used)
+  const hash = hashApiKey(token)
+  if (isRevokedHash(hash)) throw await refuse('This API key has been revoked')
+  const isCached = db.kind === 'postgres'
+  if (isCached) await listenForKeyChanges()
+  let cached = isCached ? cachedApiKey(hash) : undefined
+  let recentlyUsed = false
+  if (!cached) {
+    const generation = keyCacheGeneration()
+    const { rows } = await db.query<KeyLookupRow>(keyLookupSql, [hash], { prepare: true })
+    const found = rows[0]
+    if (!found) throw await refuse('Unknown API key')
+    if (found.revoked) {
+      rememberRevoked(hash)
+      throw await refuse('This API key has been revoked')
+    }
+    if (found.expired) throw await refuse('This API key has expired')
+    cached = { id: found.id, team_id: found.team_id, created_by: found.created_by, scopes: found.scopes, expiresAt: found.expires_at_ms, verifiedAt: Date.now() }
+    recentlyUsed = found.recently_used
+    if (isCached) rememberApiKey(hash, cached, generation)
+  }
+  if (cached.expiresAt !== null && cached.expiresAt <= Date.now()) throw await refuse('This API key has expired')
+  const apiKey: AuthenticatedKey = { id: cached.id, team_id: cached.team_id, created_by: cached.created_by, scopes: cached.scopes }
+  enforceRateLimit(event, await takeKeyRequest(db, apiKey.id), 'this API key')
+  touchApiKey(db, apiKey, recentlyUsed)
   const client = createAuditedClient(db, { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'api', apiKeyId: apiKey.id })
   return { apiKey, client }
 }

@@ -46,19 +46,132 @@ export async function countAddressRequest(db: Queryable, event: H3Event): Promis
   return rows[0]!
 }
 
+/** What a request may do under its limit: served or not, what the answer says remains, seconds until the window resets. */
+export interface RateDecision {
+  isAllowed: boolean
+  remaining: number
+  reset: number
+}
+
 /**
  * Sets the RateLimit-* headers of the answer and, over the limit, throws a 429 with Retry-After
- * (the request then does nothing).
+ * (the request then does nothing). Takes a counter's answer (count and reset) or a decision.
  */
-export function enforceRateLimit(event: H3Event, counted: RateCount, who: string): void {
+export function enforceRateLimit(event: H3Event, counted: RateCount | RateDecision, who: string): void {
   const { limit, windowSeconds } = apiRateLimit()
-  const reset = Math.max(1, counted.reset)
+  const decision = 'isAllowed' in counted ? counted : { isAllowed: counted.count <= limit, remaining: limit - counted.count, reset: counted.reset }
+  const reset = Math.max(1, decision.reset)
   setResponseHeaders(event, {
     'ratelimit-limit': String(limit),
-    'ratelimit-remaining': String(Math.max(0, limit - counted.count)),
+    'ratelimit-remaining': String(Math.max(0, decision.isAllowed ? decision.remaining : 0)),
     'ratelimit-reset': String(reset),
   })
-  if (counted.count <= limit) return
+  if (decision.isAllowed) return
   setResponseHeader(event, 'retry-after', reset)
   throw createError({ statusCode: 429, statusMessage: `Rate limit exceeded: ${limit} requests per ${windowSeconds} seconds for ${who}; retry in ${reset} seconds` })
+}
+
+// Leased blocks. A key's counter lives in Postgres (rate_limits, one fixed window); an instance
+// claims a block of the window's requests in one atomic statement that never takes the count past
+// the limit, serves the block from memory and claims again when it runs out. The block is small:
+// at most 1/20 of the limit (1/40 while other instances claim the same key; 100 at most) and 1/8
+// of what is left (1/16 when shared), so that the requests stranded in other instances' unused
+// blocks when a window runs out stay under 10% of the limit (one block per instance). Reads then write nothing on most requests.
+
+/** A key's block in this instance. */
+interface KeyBlock {
+  /** When the window of the block ends (ms since the epoch, by the database's clock). */
+  windowEndsAt: number
+  /** The window's count in Postgres after this instance's latest claim (every instance's blocks included). */
+  count: number
+  /** Requests of the latest block not yet served. */
+  unused: number
+  /** The latest block's size. */
+  granted: number
+  /** Until when other instances are taken to claim this key too (ms since the epoch). */
+  sharedUntil: number
+  /** The claim in flight, which requests that find the block empty wait for. */
+  claiming?: Promise<KeyBlock>
+}
+
+const blocks = new Map<string, KeyBlock>()
+/** Entries kept at most; past it, those of ended windows are dropped. */
+const maxBlocks = 10_000
+
+/** The claim statement: $1 the counter's key, $2 the window in seconds, $3 the largest block, $4 the limit, $5 the divisor of what is left. */
+function claimSql(): string {
+  const used = '(case when r.window_started_at = excluded.window_started_at then r.count else 0 end)'
+  const grant = (count: string) => `greatest(0, least($3::int, $4::int - ${count}, greatest(1, ($4::int - ${count}) / $5::int)))`
+  return `with relaxed as materialized (select set_config('synchronous_commit', 'off', true)),
+    w as (select to_timestamp(floor(extract(epoch from now()) / $2::int) * $2::int) as started from relaxed)
+  insert into public.rate_limits as r (key, window_started_at, count, granted)
+  select $1, w.started, ${grant('0')}, ${grant('0')} from w
+  on conflict (key) do update set
+    granted = ${grant(used)},
+    count = ${used} + ${grant(used)},
+    window_started_at = excluded.window_started_at
+  returning granted, count, extract(epoch from window_started_at)::float8 * 1000 + $2::int * 1000 as window_ends_at`
+}
+/** The claim statement's text. */
+export const claimRateBlockSql = claimSql()
+
+async function claimBlock(db: Queryable, keyId: string, previous: KeyBlock | undefined): Promise<KeyBlock> {
+  const { limit, windowSeconds } = apiRateLimit()
+  const now = Date.now()
+  const isShared = (previous?.sharedUntil ?? 0) > now
+  const largest = Math.max(1, Math.min(100, Math.floor(limit / (isShared ? 40 : 20))))
+  const { rows } = await db.query<{ granted: number, count: number, window_ends_at: number }>(
+    claimRateBlockSql, [`key:${keyId}`, windowSeconds, largest, limit, isShared ? 16 : 8], { prepare: true })
+  const { granted, count, window_ends_at: windowEndsAt } = rows[0]!
+  // another instance claimed since this one's latest claim of the window: the key is shared
+  const countBefore = count - granted
+  const sameWindow = previous?.windowEndsAt === windowEndsAt
+  const othersClaimed = sameWindow ? countBefore > previous!.count : countBefore > 0
+  const sharedUntil = othersClaimed ? now + 2 * windowSeconds * 1000 : (previous?.sharedUntil ?? 0)
+  return { windowEndsAt, count, unused: granted, granted, sharedUntil }
+}
+
+/**
+ * Counts a request of a key against its limit from the key's leased block, claiming a new block
+ * from Postgres when this instance's is used up. RateLimit-Remaining: what the window has left
+ * after every instance's claims, plus this instance's unused block; while other instances claim
+ * the key too, the block is counted as used as well (their unused blocks count as used), so it
+ * never says more than is left.
+ */
+export async function takeKeyRequest(db: Queryable, keyId: string): Promise<RateDecision> {
+  const { limit } = apiRateLimit()
+  for (;;) {
+    const now = Date.now()
+    let block = blocks.get(keyId)
+    if (block && block.windowEndsAt <= now && !block.claiming) block = { ...block, unused: 0, count: 0, granted: 0 }
+    if (block && block.unused > 0) {
+      block.unused--
+      const isShared = block.sharedUntil > now
+      const remaining = isShared ? limit - block.count - (block.granted - block.unused) : limit - block.count + block.unused
+      return { isAllowed: true, remaining, reset: Math.ceil((block.windowEndsAt - now) / 1000) }
+    }
+    // one claim at a time per key: the others wait for it and then take from its block
+    const claiming = block?.claiming ?? claim(db, keyId, block)
+    const claimed = await claiming
+    // a claim that granted nothing: the window is used up (each later request claims again,
+    // so that a window that ends, or a counter reset, is seen)
+    if (claimed.granted === 0) return { isAllowed: false, remaining: 0, reset: Math.ceil((claimed.windowEndsAt - Date.now()) / 1000) }
+  }
+}
+
+function claim(db: Queryable, keyId: string, previous: KeyBlock | undefined): Promise<KeyBlock> {
+  const claiming = claimBlock(db, keyId, previous).then((claimed) => {
+    blocks.set(keyId, claimed)
+    return claimed
+  }, (error) => {
+    const current = blocks.get(keyId)
+    if (current?.claiming === claiming) current.claiming = undefined
+    throw error
+  })
+  if (blocks.size >= maxBlocks) {
+    const now = Date.now()
+    for (const [id, old] of blocks) if (old.windowEndsAt <= now && !old.claiming) blocks.delete(id)
+  }
+  blocks.set(keyId, { ...(previous ?? { windowEndsAt: 0, count: 0, unused: 0, granted: 0, sharedUntil: 0 }), claiming })
+  return claiming
 }

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startApp, type TestApp } from '../support/app'
 import { KeyClient, createTeam, signUp } from '../support/http'
 
-// Two app processes on one Postgres database share each key's rate limit (a counter row, counted
-// in the statement that looks the key up) and its idempotency keys (claimed rows).
+// Two app processes on one Postgres database share each key's rate limit (a counter row, from which
+// each process leases blocks of requests) and its idempotency keys (claimed rows).
 const limit = 6
 let first: TestApp
 let second: TestApp
@@ -26,7 +26,8 @@ describe('the public API across two app processes', () => {
     for (let i = 1; i <= limit; i++) {
       const answer = await clients[i % 2]!.get('/api/v1/tasks')
       expect(answer.status).toBe(200)
-      expect(answer.headers.get('ratelimit-remaining')).toBe(String(limit - i))
+      // never more than is left; across processes it may say less (another's block counts as used)
+      expect(Number(answer.headers.get('ratelimit-remaining'))).toBeLessThanOrEqual(limit - i)
     }
     expect((await clients[0]!.get('/api/v1/tasks')).status).toBe(429)
     expect((await clients[1]!.get('/api/v1/tasks')).status).toBe(429)
