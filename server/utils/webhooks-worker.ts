@@ -286,28 +286,48 @@ export interface WebhookWorker {
   stop(): Promise<void>
 }
 
+/** Leased rows this worker holds but has not started: back to pending, so that no one waits for their lease (stopping). */
+async function releaseDeliveries(db: Database, ids: string[]) {
+  if (!ids.length) return
+  await db.query(
+    `update public.webhook_deliveries set status = 'pending', locked_until = null, updated_at = now()
+     where id = any ($1::uuid[]) and status = 'delivering'`,
+    [ids],
+  )
+}
+
 /**
  * Delivers until stopped. It looks for due deliveries when woken (`wake()`: a notification that
  * some were queued), when one of its deliveries finishes (a slot is free), and every
- * `pollIntervalMs` as a fallback. It claims in batches, sends concurrently within `limits` (so one
- * slow receiver does not hold up the others), and records finished attempts in batches: whatever
- * finished while the previous statement ran. Any number of workers (app instances) may share one
- * database. A number for `limits` is the total bound (the per-endpoint bound is then no larger).
+ * `pollIntervalMs` as a fallback. It sends concurrently within `limits` (so one slow receiver does
+ * not hold up the others), and keeps up to one more round per receiver claimed and waiting, so that
+ * a finished delivery's slot is refilled at once instead of after a round trip to the database. A
+ * waiting delivery starts within one attempt (at most the timeout), so its lease (twice the timeout
+ * plus 5 s) covers the wait, its attempt and its record; one that waited too long anyway is left to
+ * its lease. Finished attempts are recorded in batches (whatever finished while the previous
+ * statement ran), beside the sending and claiming. Any number of workers (app instances) may share
+ * one database. A number for `limits` is the total bound (the per-endpoint bound is then no larger).
  */
 export function startWebhookWorker(db: Database, settings: WebhookSettings, limits: number | Partial<WorkerLimits> = {}): WebhookWorker {
   const { total, perEndpoint, batchSize } = typeof limits === 'number'
     ? { total: limits, perEndpoint: Math.min(limits, defaultWorkerLimits.perEndpoint), batchSize: limits }
     : { ...defaultWorkerLimits, ...limits }
+  /** How long a claimed delivery may wait and still be started (its attempt and record must fit in the lease). */
+  const maxWaitMs = settings.leaseSeconds * 1000 - settings.timeoutMs - 3000
   let isStopped = false
   // look at once on start
   let shouldLook = true
   let hasLooked = false
   let wakeSleeper: (() => void) | undefined
   let running = 0
+  let waitingCount = 0
   /** target -> deliveries in flight to it */
   const busy = new Map<string, number>()
+  /** target -> claimed deliveries not started yet, oldest first */
+  const waiting = new Map<string, { delivery: ClaimedDelivery, claimedAt: number }[]>()
   const finished: FinishedAttempt[] = []
   const sending = new Set<Promise<void>>()
+  let recording: Promise<void> | undefined
 
   const wake = () => {
     shouldLook = true
@@ -326,58 +346,101 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
     wakeSleeper = undefined
   })
 
-  const send = (delivery: ClaimedDelivery) => {
+  const add = (map: Map<string, number>, target: string, change: number) => {
+    const count = (map.get(target) ?? 0) + change
+    if (count) map.set(target, count)
+    else map.delete(target)
+  }
+
+  const record = () => {
+    if (recording || !finished.length) return
+    const batch = finished.splice(0)
+    recording = recordAttempts(db, batch, settings)
+      .catch((error) => {
+        // the rows stay `delivering` until their lease runs out; then they are sent again
+        console.error(`[webhooks] could not record ${batch.length} delivery attempt(s):`, (error as Error).message)
+      })
+      .finally(() => {
+        recording = undefined
+        // what finished meanwhile
+        record()
+      })
+  }
+
+  const start = (delivery: ClaimedDelivery) => {
     running++
-    busy.set(delivery.target, (busy.get(delivery.target) ?? 0) + 1)
+    add(busy, delivery.target, 1)
     const attempt: Promise<void> = attemptDelivery(delivery, settings).then((outcome) => {
       finished.push({ delivery, outcome })
       running--
-      const left = busy.get(delivery.target)! - 1
-      if (left) busy.set(delivery.target, left)
-      else busy.delete(delivery.target)
+      add(busy, delivery.target, -1)
       sending.delete(attempt)
-      // a free slot: record this one and look for more
+      record()
+      startWaiting()
+      // a free place: look for more
       wake()
     })
     sending.add(attempt)
   }
 
-  const record = async () => {
-    const batch = finished.splice(0)
-    try {
-      await recordAttempts(db, batch, settings)
+  /** Starts waiting deliveries while their receiver and the total have room. */
+  const startWaiting = () => {
+    for (const [target, queue] of waiting) {
+      while (queue.length && running < total && (busy.get(target) ?? 0) < perEndpoint) {
+        const { delivery, claimedAt } = queue.shift()!
+        waitingCount--
+        if (Date.now() - claimedAt <= maxWaitMs) start(delivery)
+      }
+      if (!queue.length) waiting.delete(target)
+      if (running >= total) return
     }
-    catch (error) {
-      // the rows stay `delivering` until their lease runs out; then they are sent again
-      console.error(`[webhooks] could not record ${batch.length} delivery attempt(s):`, (error as Error).message)
-    }
+  }
+
+  /** target -> deliveries held (in flight and waiting) */
+  const held = () => {
+    const counts = new Map(busy)
+    for (const [target, queue] of waiting) add(counts, target, queue.length)
+    return counts
   }
 
   const loop = (async () => {
     while (!isStopped) {
-      if (finished.length) await record()
-      const free = Math.min(total - running, batchSize)
+      const free = Math.min(2 * total - running - waitingCount, batchSize)
       if (shouldLook && free > 0) {
         shouldLook = false
         let claimed: ClaimedDelivery[] = []
         try {
-          claimed = await claimDueDeliveries(db, free, settings.leaseSeconds, perEndpoint, busy)
+          claimed = await claimDueDeliveries(db, free, settings.leaseSeconds, 2 * perEndpoint, held())
         }
         catch (error) {
           if (!isStopped) console.error('[webhooks] could not read the outbox:', (error as Error).message)
         }
-        for (const delivery of claimed) send(delivery)
+        const claimedAt = Date.now()
+        for (const delivery of claimed) {
+          waiting.set(delivery.target, [...(waiting.get(delivery.target) ?? []), { delivery, claimedAt }])
+          waitingCount++
+        }
+        startWaiting()
         // a full batch: there may be more due work
         if (claimed.length === free) shouldLook = true
         if (!hasLooked) {
           hasLooked = true
           console.info(`[webhooks] delivery worker running (polls every ${settings.pollIntervalMs} ms)`)
         }
+        continue
       }
-      if (!isStopped && !finished.length && !(shouldLook && total - running > 0)) await sleep()
+      await sleep()
     }
+    const unstarted = [...waiting.values()].flat().map(({ delivery }) => delivery.id)
+    waiting.clear()
+    waitingCount = 0
+    await releaseDeliveries(db, unstarted)
+      .catch(error => console.error('[webhooks] could not release unsent deliveries:', (error as Error).message))
     await Promise.all(sending)
-    await record()
+    while (recording || finished.length) {
+      record()
+      await recording
+    }
   })()
   return {
     wake,
