@@ -64,7 +64,7 @@ interface AttemptOutcome {
 }
 
 /** How many due rows one claim looks at to share its slots among receivers. */
-const claimScan = 1000
+const claimScan = 500
 
 /**
  * Takes up to `limit` due deliveries and leases them to this worker, at most `perEndpoint` per
@@ -77,13 +77,19 @@ const claimScan = 1000
 async function claimDueDeliveries(db: Database, limit: number, leaseSeconds: number, perEndpoint = limit, busy: ReadonlyMap<string, number> = new Map()): Promise<ClaimedDelivery[]> {
   const { rows } = await db.query<ClaimedDelivery>(
     `with candidates as (
-       select d.id, d.next_attempt_at, coalesce(d.endpoint_id, d.team_id) as target
-       from public.webhook_deliveries d
-       where ((d.status = 'pending' and d.next_attempt_at <= now())
-          or (d.status = 'delivering' and d.locked_until <= now()))
-         and (d.endpoint_id is null or exists (select 1 from public.webhook_endpoints e where e.id = d.endpoint_id and e.enabled))
-       order by d.next_attempt_at
-       limit $5
+       -- the due ones in the order of the due index (it stops after $5), then the leases that ran out
+       (select d.id, d.next_attempt_at, coalesce(d.endpoint_id, d.team_id) as target
+        from public.webhook_deliveries d
+        where d.status = 'pending' and d.next_attempt_at <= now()
+          and (d.endpoint_id is null or exists (select 1 from public.webhook_endpoints e where e.id = d.endpoint_id and e.enabled))
+        order by d.next_attempt_at
+        limit $5)
+       union all
+       (select d.id, d.next_attempt_at, coalesce(d.endpoint_id, d.team_id) as target
+        from public.webhook_deliveries d
+        where d.status = 'delivering' and d.locked_until <= now()
+          and (d.endpoint_id is null or exists (select 1 from public.webhook_endpoints e where e.id = d.endpoint_id and e.enabled))
+        limit $5)
      ),
      ranked as (
        select id, row_number() over (partition by target order by next_attempt_at)
@@ -377,8 +383,8 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
       sending.delete(attempt)
       record()
       startWaiting()
-      // a free place: look for more
-      wake()
+      // this receiver's waiting round has run out: claim the next while the others are in flight
+      if (!waiting.has(delivery.target)) wake()
     })
     sending.add(attempt)
   }
