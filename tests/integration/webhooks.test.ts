@@ -292,19 +292,30 @@ describe('restarts', () => {
   })
 
   it('sends after a restart what was queued but not yet sent when the app stopped', async () => {
-    const { owner, teamId, receiver } = await teamWithReceiver()
+    const { teamId, receiver } = await teamWithReceiver()
     // a worker that looks at the outbox once at start and then not for ten minutes
     await app.restart({ WEBHOOK_POLL_INTERVAL_MS: '600000' })
     try {
       // its one look at start is over once it says it is running
       await waitFor('the worker to start', () => app.output.join('').includes('[webhooks] delivery worker running (polls every 600000 ms)'), { timeoutMs: 20_000 })
-      const queued = await owner.post(`/api/teams/${teamId}/webhooks/test`)
-      expect(queued.status).toBe(202)
+      // a delivery that falls due a moment after it is queued: the notification of its commit finds
+      // nothing due, and no later one comes, so nothing sends it while this process runs
+      const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { team_id: teamId } })
+      const { rows } = await app.db.query<{ id: string }>(
+        `insert into public.webhook_deliveries (team_id, event, body, next_attempt_at)
+         values ($1, 'webhook.test', $2, now() + interval '500 milliseconds') returning id`,
+        [teamId, body],
+      )
+      const queuedId = rows[0]!.id
+      await waitFor('the delivery to fall due', async () => {
+        const { rows } = await app.db.query('select next_attempt_at <= now() as due from public.webhook_deliveries where id = $1', [queuedId])
+        return rows[0].due
+      })
       expect(receiver.received).toHaveLength(0)
-      expect((await deliveryRow(queued.body.id)).status).toBe('pending')
+      expect((await deliveryRow(queuedId)).status).toBe('pending')
       await app.restart({ WEBHOOK_POLL_INTERVAL_MS: '100' })
       const received = await receiver.waitFor(1)
-      expect(received[0]!.id).toBe(queued.body.id)
+      expect(received[0]!.id).toBe(queuedId)
       expect(received[0]!.verifyError).toBeNull()
     }
     finally {
