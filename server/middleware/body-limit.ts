@@ -30,7 +30,15 @@ function readLimitedBody(event: H3Event): Promise<Buffer> {
   })
 }
 
+/** The methods whose requests carry a body here; h3's body readers refuse the others. */
+const bodyMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
 export default defineEventHandler(async (event) => {
+  // Only a request from the network has a stream to read. A request the server makes to itself
+  // (the page renderer fetching /api/_auth/session or rendering its error page) copies the
+  // page request's headers, Content-Length included, onto a GET whose stream never ends:
+  // waiting for its body left a page request with a body unanswered forever.
+  if (!bodyMethods.has(event.method) || '__unenv__' in event.node.req) return
   const length = getRequestHeader(event, 'content-length')
   if (Number(length ?? 0) > maxBodyBytes) throw tooLarge()
   const chunked = /\bchunked\b/i.test(getRequestHeader(event, 'transfer-encoding') ?? '')

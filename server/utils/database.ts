@@ -21,6 +21,15 @@ async function bundledMigrations(): Promise<Migration[]> {
 // The demo accounts' password as published in the README and seed.sql: fine on a developer's
 // machine, never on a production server, where an explicit NUXT_SEED_DEMO=true gets a fresh one.
 const publishedDemoPassword = 'demo-password'
+const demoEmail = 'demo@example.com'
+
+/** The published demo sign-in while the demo account exists, in development (npm run dev) only; else null. */
+export async function demoAccountHint(): Promise<{ email: string, password: string } | null> {
+  if (!import.meta.dev) return null
+  const db = await useDb()
+  const { rows } = await db.query('select 1 from public.profiles where email = $1', [demoEmail])
+  return rows.length ? { email: demoEmail, password: publishedDemoPassword } : null
+}
 
 async function seedDemo(db: Database, production: boolean) {
   const { rows } = await db.query<{ count: number }>('select count(*)::int as count from public.profiles')
@@ -33,7 +42,7 @@ async function seedDemo(db: Database, production: boolean) {
     if (passwordHash) await tx.query('update auth.users set encrypted_password = $1', [passwordHash])
   })
   // printed this once only: the next start finds the users and seeds nothing
-  console.info(`[db] Seeded the demo team. Sign in as demo@example.com with the password ${password}`)
+  console.info(`[db] Seeded the demo team. Sign in as ${demoEmail} with the password ${password}`)
 }
 
 /**

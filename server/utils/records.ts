@@ -279,12 +279,17 @@ export async function updateRecord(client: AuditedClient, table: TableInfo, id: 
   if (!columns.length) throw createError({ statusCode: 400, statusMessage: 'Name at least one column to change' })
   const params = [id, teamId, ...columns.map(c => parameter(c, values[c.name]))]
   const assignments = columns.map((column, i) => `${quoteIdent(column.name)} = $${i + 3}`)
-  // one statement checks the references and updates; when it changes nothing, the separate checks say why
+  // one statement checks the references and updates; when it writes nothing, the separate checks say why
   const target = tableSql(table)
-  const where = [`${target}.id = $1`, `${target}.team_id = $2`, ...await referenceConditions(columns, values, '$2')]
-  const select = await selectSql(table, 'updated')
+  const references = await referenceConditions(columns, values, '$2')
+  const where = [`${target}.id = $1`, `${target}.team_id = $2`, ...references]
+  // the database skips an update that changes nothing (trigger skip_unchanged_update): the record
+  // already holding every value asked for is the answer, as it is (same updated_at, same ETag)
+  const holdsValues = columns.map((column, i) => `to_jsonb(${target}.${quoteIdent(column.name)}) is not distinct from to_jsonb($${i + 3}::${column.type})`)
+  const unchanged = `select ${target}.* from ${target} where ${[...where, ...holdsValues].join(' and ')} and not exists (select from updated)`
+  const select = await selectSql(table, '(select * from updated union all select * from unchanged)')
   const update = (audited: boolean) =>
-    `with updated as (update ${target} set ${assignments.join(', ')}${audited ? ' from audit_context' : ''} where ${where.join(' and ')} returning ${target}.*) ${select}`
+    `with updated as (update ${target} set ${assignments.join(', ')}${audited ? ' from audit_context' : ''} where ${where.join(' and ')} returning ${target}.*), unchanged as (${unchanged}) ${select}`
   if (guard) {
     // the guard reads the locked row first, so this one takes a transaction
     return withDatabaseErrors(table, () => client.transaction(async (tx) => {

@@ -14,6 +14,17 @@ for (const [network, prefix] of [
   ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) privateRanges.addSubnet(network, prefix, 'ipv6')
 
+/**
+ * Whether webhooks may reach private, loopback and link-local addresses: as WEBHOOK_ALLOW_PRIVATE_NETWORKS
+ * says ('true' or 'false'), and when it is not set only in development (npm run dev), where the
+ * receiver is usually on the same machine. A production build refuses them unless told otherwise.
+ */
+export function privateNetworksAllowed(configured: string, isDevelopment: boolean): boolean {
+  if (configured === 'true') return true
+  if (configured === 'false') return false
+  return isDevelopment
+}
+
 /** Whether an IP address is loopback, private, link-local or otherwise not on the public internet (IPv4-mapped IPv6 included). */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address)

@@ -10,32 +10,61 @@ export function validationError(issues: readonly z.core.$ZodIssue[]) {
   return createError({ statusCode: 400, statusMessage: field ? `${field}: ${message}` : message })
 }
 
-/** The path of the first string (value or key) in `value` that Postgres cannot store in text or jsonb: one with a NUL character. */
-export function unstorableStringPath(value: unknown, path: string[] = []): string[] | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
-  if (value === null || typeof value !== 'object') return undefined
-  for (const [key, child] of Object.entries(value)) {
-    if (key.includes('\u0000')) return [...path, key]
-    const found = unstorableStringPath(child, [...path, key])
-    if (found) return found
+/** How deep a request body may nest arrays and objects (the body itself is level 1). */
+export const maxBodyDepth = 64
+
+/** Why Postgres could not store this string in text or jsonb, or null when it can. */
+function unstorableText(text: string): string | null {
+  if (text.includes('\u0000')) return 'must not contain the NUL character (\\u0000)'
+  // JSON can carry half of a UTF-16 pair ("\ud800"); Postgres refuses it in text and jsonb
+  if (!text.isWellFormed()) return 'must not contain a lone UTF-16 surrogate (\\ud800-\\udfff)'
+  return null
+}
+
+/**
+ * The first thing in `value` that Postgres cannot store, as a 400's message: a string (value or key)
+ * with a NUL character or a lone surrogate, or arrays and objects nested deeper than `maxBodyDepth`.
+ * It walks with its own stack, so a body nested 100,000 levels deep is refused, not a stack overflow.
+ */
+export function unstorableValue(value: unknown): string | null {
+  const stack: { item: unknown, path: string[] }[] = [{ item: value, path: [] }]
+  const named = (path: string[], problem: string) => {
+    const field = path.join('.').replaceAll('\u0000', '\\u0000').replace(/\p{Surrogate}/gu, '\uFFFD')
+    return field ? `${field}: ${problem}` : problem
   }
-  return undefined
+  while (stack.length) {
+    const { item, path } = stack.pop()!
+    if (typeof item === 'string') {
+      const problem = unstorableText(item)
+      if (problem) return named(path, problem)
+      continue
+    }
+    if (item === null || typeof item !== 'object') continue
+    if (path.length >= maxBodyDepth) return `The input nests arrays and objects more than ${maxBodyDepth} levels deep`
+    const entries = Object.entries(item)
+    // pushed last to first, so the first problem in reading order is the one named
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!
+      const problem = unstorableText(key)
+      if (problem) return named([...path, key], problem)
+      stack.push({ item: child, path: [...path, key] })
+    }
+  }
+  return null
 }
 
 /**
  * JSON text of a value that is not the client's input (a model's tool call, say), made storable
- * in jsonb: NUL characters become U+FFFD instead of failing the write.
+ * in jsonb: NUL characters and lone surrogates become U+FFFD instead of failing the write.
  */
 export function storableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) => typeof item === 'string' ? item.replaceAll('\u0000', '\uFFFD') : item)
+  return JSON.stringify(value, (_key, item: unknown) => typeof item === 'string' ? item.replaceAll('\u0000', '\uFFFD').toWellFormed() : item)
 }
 
-/** Throws a 400 naming the first string in `value` that holds a NUL character, which Postgres cannot take. */
+/** Throws a 400 naming what in `value` Postgres cannot store (see `unstorableValue`). */
 export function rejectUnstorable(value: unknown): void {
-  const unstorable = unstorableStringPath(value)
-  if (!unstorable) return
-  const field = unstorable.join('.').replaceAll('\u0000', '\\u0000')
-  throw createError({ statusCode: 400, statusMessage: `${field ? `${field}: ` : ''}must not contain the NUL character (\\u0000)` })
+  const problem = unstorableValue(value)
+  if (problem) throw createError({ statusCode: 400, statusMessage: problem })
 }
 
 /** Parses a value with a zod schema, or throws a 400 naming the field. */
@@ -67,6 +96,8 @@ export async function readJsonBody<A extends boolean = false>(event: H3Event, op
   catch {
     throw createError({ statusCode: 400, statusMessage: 'The request body is not valid JSON' })
   }
+  // before any handler walks it: too deep a body or text Postgres refuses is a 400, never a 500
+  rejectUnstorable(body)
   if (options.optional && (body === undefined || body === '')) body = {}
   const isObject = body !== null && typeof body === 'object' && !Array.isArray(body)
   if (!isObject && !(options.allowArray && Array.isArray(body))) {

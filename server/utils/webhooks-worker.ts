@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { Webhook } from 'standardwebhooks'
 import type { Database } from './db-drivers'
-import { guardedLookup, isPrivateLiteral } from './url-guard'
+import { guardedLookup, isPrivateLiteral, privateNetworksAllowed } from './url-guard'
 import { setting } from './settings'
 import { webhookMetrics } from './webhook-metrics'
 
@@ -29,7 +29,7 @@ export function webhookSettings(): WebhookSettings {
   const isValidSchedule = schedule.every(delay => Number.isFinite(delay) && delay >= 0)
   const timeoutMs = Number(setting('webhookTimeoutMs')) || 15_000
   return {
-    allowPrivateNetworks: setting('webhookAllowPrivateNetworks') === 'true',
+    allowPrivateNetworks: privateNetworksAllowed(setting('webhookAllowPrivateNetworks'), import.meta.dev),
     retrySchedule: scheduleText && isValidSchedule ? schedule : defaultRetrySchedule,
     timeoutMs,
     pollIntervalMs: Number(setting('webhookPollIntervalMs')) || 1000,

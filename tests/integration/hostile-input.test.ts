@@ -173,6 +173,59 @@ describe('malformed bodies on every write route', () => {
   })
 })
 
+describe('bodies nested too deep, and text Postgres cannot store', () => {
+  it('refuses a body nested 20,000 levels deep with 400 on every write route, and writes nothing', async () => {
+    const before = await snapshot()
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`
+    for (const route of routes) {
+      const body = route.body()
+      const field = Object.keys(body)[0]!
+      for (const raw of [
+        JSON.stringify({ ...body, extra: 0 }).replace('"extra":0', `"extra":${deep}`),
+        JSON.stringify({ ...body, [field]: 0 }).replace(`"${field}":0`, `"${field}":${deep}`),
+      ]) {
+        const answer = await route.client().request(route.method, route.path(), raw)
+        expect(answer.status, route.name).toBe(400)
+        expect(answer.body.error, route.name).toBe('The input nests arrays and objects more than 64 levels deep')
+      }
+    }
+    expect(await snapshot()).toEqual(before)
+  })
+
+  it('leaves a body within the depth limit to the route\'s own checks', async () => {
+    // the body is level 1: 63 arrays inside it reach level 64, the limit
+    const within = JSON.parse(`${'['.repeat(63)}"deep"${']'.repeat(63)}`)
+    const answer = await api.post('/api/v1/notes', { title: 'Deep', body: within })
+    expect(answer.status).toBe(400)
+    expect(answer.body.error).toMatch(/^body: /)
+    const over = JSON.parse(`${'['.repeat(64)}"deep"${']'.repeat(64)}`)
+    expect((await api.post('/api/v1/notes', { title: 'Deep', body: over })).body.error).toBe('The input nests arrays and objects more than 64 levels deep')
+  })
+
+  it('refuses a lone UTF-16 surrogate in every text field with 400 naming the field, and writes nothing', async () => {
+    const before = await snapshot()
+    let checked = 0
+    for (const route of routes) {
+      const body = route.body()
+      for (const path of stringPaths(body)) {
+        const original = path.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], body) as string
+        for (const surrogate of ['\ud800', '\udfff']) {
+          const answer = await route.client().request(route.method, route.path(), withValue(body, path, `${original}${surrogate}`))
+          expect(answer.status, `${route.name} ${path.join('.')}`).toBe(400)
+          expect(answer.body.error, `${route.name} ${path.join('.')}`).toBe(`${path.join('.')}: must not contain a lone UTF-16 surrogate (\\ud800-\\udfff)`)
+          checked++
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(60)
+    expect(await snapshot()).toEqual(before)
+    // a pair (an emoji) is text like any other
+    const renamed = await team.member.patch(`/api/chats/${chatId}`, { title: 'Launch \ud83d\ude80' })
+    expect(renamed.status).toBe(200)
+    expect(renamed.body.title).toBe('Launch \ud83d\ude80')
+  })
+})
+
 /** Sends a JSON body in chunks, without Content-Length (Transfer-Encoding: chunked). */
 function sendChunked(path: string, headers: Record<string, string>, chunks: string[]): Promise<{ status: number, body: string }> {
   return new Promise((resolve, reject) => {

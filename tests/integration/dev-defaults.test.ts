@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startApp, type TestApp } from '../support/app'
+import { Client, teamWithRoles } from '../support/http'
+
+// What `npm run dev` allows for convenience (webhooks to this machine, the demo sign-in on the
+// sign-in page) a production build never does, even with the demo account seeded.
+let app: TestApp
+beforeAll(async () => {
+  app = await startApp({ NUXT_SEED_DEMO: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '' })
+})
+afterAll(() => app?.stop())
+
+describe('a production build', () => {
+  it('refuses webhook URLs on private addresses when WEBHOOK_ALLOW_PRIVATE_NETWORKS is not set', async () => {
+    const team = await teamWithRoles(app)
+    for (const url of ['http://127.0.0.1:8080/hook', 'http://localhost:3000/hook']) {
+      const answer = await team.owner.post(`/api/teams/${team.teamId}/webhooks/endpoints`, { url, events: ['*'] })
+      expect(answer.status, url).toBe(400)
+      expect(answer.body.error, url).toMatch(/^url: .*private/)
+    }
+    const { rows } = await app.db.query('select count(*)::int as n from public.webhook_endpoints where team_id = $1', [team.teamId])
+    expect(rows[0].n).toBe(0)
+  })
+
+  it('never hints at the demo account, though it exists', async () => {
+    const { rows } = await app.db.query(`select count(*)::int as n from public.profiles where email = 'demo@example.com'`)
+    expect(rows[0].n).toBe(1)
+    const config = await new Client(app).get('/api/config')
+    expect(config.status).toBe(200)
+    expect(config.body.demo_account).toBeNull()
+    const page = await new Client(app).get('/login')
+    expect(page.status).toBe(200)
+    expect(page.body).toContain('Sign in')
+    expect(page.body).not.toContain('Demo account')
+  })
+})
