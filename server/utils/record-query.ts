@@ -623,7 +623,7 @@ export async function answerCreate(event: H3Event, client: AuditedClient, table:
   const records = applyColumns(event, table, Array.isArray(body) ? body : [body], preferences)
   if (records.length < 1 || records.length > maxBulkRecords) throw apiError(400, `The array must hold 1 to ${maxBulkRecords} records`, { code: 'PGRST102' })
   if (preferences.resolution) conflictTarget(event, table)
-  applyPreferences(event, preferences, ['return', 'resolution', 'missing', 'tx'])
+  applyPreferences(event, preferences, ['return', 'count', 'resolution', 'missing', 'tx'])
   setResponseStatus(event, 201)
   const plain = !preferences.return && !preferences.resolution && !preferences.tx && !select
   if (plain && !Array.isArray(body)) {
@@ -635,6 +635,7 @@ export async function answerCreate(event: H3Event, client: AuditedClient, table:
   const rows = preferences.resolution
     ? await upsertRecords(client, table, records, { ...options, ignoreDuplicates: preferences.resolution === 'ignore-duplicates' })
     : await createRecords(client, table, records, options)
+  if (preferences.count) setResponseHeader(event, 'content-range', `*/${rows.length}`)
   if (preferences.return === 'minimal') return null
   if (format) return answerRows(event, rows, format)
   return Array.isArray(body) ? rows : rows[0] ?? null
@@ -694,8 +695,9 @@ export async function answerFilteredWrite(event: H3Event, client: AuditedClient,
     const written = input ? await updateRecords(tx, table, teamId, ids, input) : await deleteRecords(tx, table, teamId, ids)
     return before ?? (format ? representRecords(tx, table, teamId, written, select, order) : written.map(id => ({ id })))
   })
-  setResponseHeader(event, 'content-range', rows.length ? `0-${rows.length - 1}/*` : '*/*')
-  applyPreferences(event, preferences, ['return', 'tx', 'handling', 'maxAffected'])
+  const total = preferences.count ? String(rows.length) : '*'
+  setResponseHeader(event, 'content-range', rows.length ? `0-${rows.length - 1}/${total}` : `*/${total}`)
+  applyPreferences(event, preferences, ['return', 'count', 'tx', 'handling', 'maxAffected'])
   if (!format) {
     setResponseStatus(event, 204)
     return null

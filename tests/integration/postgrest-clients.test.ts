@@ -31,7 +31,9 @@ async function newKey(client: Client, team: string, scopes?: Record<string, stri
 
 // Node 20 has no WebSocket of its own, which supabase-js's realtime client asks for at creation;
 // these tests open no realtime channel, so a stand-in that is never connected will do
-class NoWebSocket {}
+class NoWebSocket {
+  readonly readyState = 3
+}
 const supabaseWith = (apiKey: string) => createClient(app.url, apiKey, {
   auth: { persistSession: false, autoRefreshToken: false },
   realtime: { transport: NoWebSocket as never },
@@ -214,8 +216,8 @@ describe('writing with supabase-js', () => {
     const updated = await supabase.from('tasks').update({ status: 'in_progress' }).like('title', 'bulk%').eq('priority', 4).select('title, status').order('title')
     expect(updated.error).toBeNull()
     expect(updated.data).toEqual([{ title: 'bulk a', status: 'in_progress' }, { title: 'bulk b', status: 'in_progress' }])
-    const quiet = await supabase.from('tasks').update({ priority: 1 }).eq('title', 'bulk c')
-    expect(quiet).toMatchObject({ error: null, data: null, status: 204 })
+    const quiet = await supabase.from('tasks').update({ priority: 1 }, { count: 'exact' }).eq('title', 'bulk c')
+    expect(quiet).toMatchObject({ error: null, data: null, count: 1, status: 204 })
     expect(await rowCount(`select count(*)::int as n from public.activity_log where team_id = $1 and table_name = 'tasks' and action = 'update' and source = 'api' and new_data->>'title' like 'bulk %'`, [teamId])).toBe(3)
     const deleted = await supabase.from('tasks').delete().like('title', 'bulk%').select('title')
     expect(deleted.error).toBeNull()
@@ -355,6 +357,27 @@ describe('the protocol over plain HTTP', () => {
     const session = await owner.get('/api/teams/00000000-0000-0000-0000-000000000000/records/tasks')
     expect(session.status).toBe(404)
     expect(session.body).toEqual({ error: expect.any(String), code: expect.any(String) })
+  })
+
+  it('describes the protocol in the OpenAPI document: servers, the alias, new operations and CHECK ranges', async () => {
+    const document = (await new KeyClient(app, key).get(`/rest/v1/`)).body
+    expect(document.servers).toEqual([{ url: app.url, description: expect.stringContaining('/rest/v1') }])
+    expect(document.info.description).toContain('/rest/v1')
+    expect(document.components.securitySchemes.apikeyHeader).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'apikey' }))
+    const tasks = document.paths['/api/v1/tasks']
+    expect(Object.keys(tasks).sort()).toEqual(['delete', 'get', 'head', 'patch', 'post'])
+    expect(tasks.get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['select', 'order', 'or', 'and', 'Prefer', 'Accept']))
+    expect(tasks.post.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['Prefer', 'on_conflict', 'columns', 'select']))
+    expect(document.components.schemas.tasks.properties.priority).toMatchObject({ minimum: 1, maximum: 5 })
+    expect(document.components.schemas.tasks_create.properties.priority).toMatchObject({ minimum: 1, maximum: 5 })
+    expect(document.components.schemas.Error.required).toEqual(['error', 'code', 'message', 'details', 'hint'])
+  })
+
+  it('answers HEAD with the headers of the list and no body', async () => {
+    const answer = await fetch(`${app.url}/api/v1/projects?select=name`, { method: 'HEAD', headers: { authorization: `Bearer ${key}`, prefer: 'count=exact' } })
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-range')).toMatch(/^0-\d+\/\d+$/)
+    expect(await answer.text()).toBe('')
   })
 
   it('covers the query string with an Idempotency-Key', async () => {
