@@ -78,6 +78,11 @@ export async function requireDomainTable(event: H3Event): Promise<TableInfo> {
  */
 export async function authApiTable(event: H3Event, needed: ApiKeyAccess): Promise<{ client: AuditedClient, table: TableInfo, apiKey: AuthenticatedKey }> {
   const { apiKey, client } = await authApiKey(event)
+  // PostgREST clients name the schema (supabase-js: public); this API has no other, and never answers from a different one
+  const profile = getRequestHeader(event, 'accept-profile') ?? getRequestHeader(event, 'content-profile')
+  if (profile !== undefined && profile.trim() !== 'public') {
+    throw apiError(406, `The schema must be public: "${profile.slice(0, 63)}" is not one this API has`, { code: 'PGRST106', hint: 'Only the following schemas are exposed: public' })
+  }
   const table = await requireDomainTable(event)
   requireKeyAccess(apiKey, table.name, needed)
   return { client, table, apiKey }

@@ -527,7 +527,14 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
 
 /** The query of a list request: its parameters, `Prefer: count=…`, and what it may embed. */
 export async function readRecordQuery(event: H3Event, table: TableInfo, access: QueryAccess = {}, preferences: Preferences = readPreferences(event)): Promise<RecordQuery> {
-  return parseRecordQuery(table, getQuery(event), await useTableRegistry(), { ...access, count: preferences.count })
+  const query = getQuery(event)
+  // PostgREST's older paging: `Range: 20-39` (items), when the query string does not page itself
+  const range = /^(?:items=)?(\d{1,15})-(\d{0,15})$/.exec(getRequestHeader(event, 'range')?.trim() ?? '')
+  if (range && query.offset === undefined && query.limit === undefined && query.cursor === undefined) {
+    query.offset = range[1]
+    if (range[2]) query.limit = String(Math.max(Number(range[2]) - Number(range[1]) + 1, 1))
+  }
+  return parseRecordQuery(table, query, await useTableRegistry(), { ...access, count: preferences.count })
 }
 
 /** A list answer in the format asked for, with its Link (next page, absolute), Content-Range and Preference-Applied headers. */
@@ -636,7 +643,8 @@ export async function answerCreate(event: H3Event, client: AuditedClient, table:
     ? await upsertRecords(client, table, records, { ...options, ignoreDuplicates: preferences.resolution === 'ignore-duplicates' })
     : await createRecords(client, table, records, options)
   if (preferences.count) setResponseHeader(event, 'content-range', `*/${rows.length}`)
-  if (preferences.return === 'minimal') return null
+  // headers-only: this API answers no Location, so it is minimal
+  if (preferences.return === 'minimal' || preferences.return === 'headers-only') return null
   if (format) return answerRows(event, rows, format)
   return Array.isArray(body) ? rows : rows[0] ?? null
 }
@@ -728,15 +736,16 @@ function ifMatchGuard(event: H3Event): RecordGuard | undefined {
   }
 }
 
-/** GET one with its ETag; 304 for a matching If-None-Match. */
-export async function answerRecord(event: H3Event, record: DataRecord): Promise<DataRecord | null> {
+/** GET one with its ETag; 304 for a matching If-None-Match; CSV when asked, 406 for an Accept it cannot produce. */
+export async function answerRecord(event: H3Event, record: DataRecord): Promise<DataRecord | string | null> {
+  const format = acceptedFormat(event)
   const etag = recordEtag(record)
   setResponseHeader(event, 'etag', etag)
   if (getRequestHeader(event, 'if-none-match')?.split(',').map(t => t.trim()).includes(etag)) {
     setResponseStatus(event, 304)
     return null
   }
-  return record
+  return format.kind === 'array' ? record : answerRows(event, [record], format)
 }
 
 /**

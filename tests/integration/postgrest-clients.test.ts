@@ -380,6 +380,23 @@ describe('the protocol over plain HTTP', () => {
     expect(await answer.text()).toBe('')
   })
 
+  it('refuses another schema, pages with a Range header, and negotiates the answer of one record', async () => {
+    const otherSchema = await createClient(app.url, key, { db: { schema: 'private' }, auth: { persistSession: false }, realtime: { transport: NoWebSocket as never } })
+      .from('tasks').select('title')
+    expect(otherSchema.status).toBe(406)
+    expect(otherSchema.error).toMatchObject({ code: 'PGRST106' })
+    const http = new KeyClient(app, key)
+    const all = await http.get<{ title: string }[]>('/api/v1/projects?select=name&order=name.asc')
+    const ranged = await http.get<{ name: string }[]>('/api/v1/projects?select=name&order=name.asc', { 'range-unit': 'items', 'range': '1-2' })
+    expect(ranged.body).toEqual(all.body.slice(1, 3))
+    expect(ranged.headers.get('content-range')).toBe('1-2/*')
+    const csv = await http.get(`/api/v1/projects/${launchId}`, { accept: 'text/csv' })
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/)
+    expect(csv.body).toMatch(/^id,team_id,created_by,name,/)
+    const xml = await http.get(`/api/v1/projects/${launchId}`, { accept: 'application/xml' })
+    expect(xml.status).toBe(406)
+  })
+
   it('covers the query string with an Idempotency-Key', async () => {
     const http = new KeyClient(app, key)
     const first = await http.patch(`/api/v1/projects?id=eq.${launchId}`, { description: 'once' }, { 'idempotency-key': 'filtered-1', 'prefer': 'return=representation' })
