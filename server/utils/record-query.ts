@@ -745,7 +745,7 @@ export async function answerRecord(event: H3Event, record: DataRecord): Promise<
     setResponseStatus(event, 304)
     return null
   }
-  return format.kind === 'array' ? record : answerRows(event, [record], format)
+  return format.kind === 'array' ? record : answerRows(event, [record], format) as DataRecord | string
 }
 
 /**
