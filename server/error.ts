@@ -3,8 +3,17 @@ import type { NitroErrorHandler } from 'nitropack'
 /** Seconds a client is told to wait while the database cannot be reached. */
 const retryAfterSeconds = 5
 
+/** The public API (`/api/v1`, and `/rest/v1` for PostgREST clients). */
+const isPublicApi = (path: string) => path.startsWith('/api/v1/') || path.startsWith('/rest/v1/')
+
+/** The error body: the public API's `{ error, code, message, details, hint }`, the session routes' `{ error, code }`. */
+function errorBody(path: string, statusCode: number, message: string, data?: unknown): string {
+  const body = apiErrorBody(statusCode, message, data)
+  return JSON.stringify(isPublicApi(path) ? body : { error: body.error, code: body.code })
+}
+
 /**
- * API routes answer every error as JSON `{ error, status_code }` with no stack trace;
+ * API routes answer every error as JSON with a stable `code` and no stack trace;
  * anything unexpected is a 500 with a generic message (and is logged). While the database
  * cannot be reached, every route answers 503 (the pool reconnects by itself once it is back).
  * Other paths fall through to Nuxt's error page.
@@ -15,9 +24,9 @@ const errorHandler: NitroErrorHandler = (error, event) => {
     setResponseHeader(event, 'retry-after', retryAfterSeconds)
     setResponseStatus(event, 503)
     setResponseHeader(event, 'content-type', 'application/json')
-    return send(event, JSON.stringify({ error: 'The database is unavailable; try again in a few seconds', status_code: 503 }))
+    return send(event, errorBody(event.path, 503, 'The database is unavailable; try again in a few seconds', { code: '08006' }))
   }
-  if (!event.path.startsWith('/api/')) return
+  if (!event.path.startsWith('/api/') && !isPublicApi(event.path)) return
   const statusCode = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500
   const isUnexpected = statusCode >= 500 && !error.statusMessage
   if (isUnexpected || error.unhandled) console.error('[api]', event.method, event.path, error.cause ?? error)
@@ -26,7 +35,7 @@ const errorHandler: NitroErrorHandler = (error, event) => {
     : error.statusMessage || error.message || 'Request failed'
   setResponseStatus(event, statusCode)
   setResponseHeader(event, 'content-type', 'application/json')
-  return send(event, JSON.stringify({ error: message, status_code: statusCode }))
+  return send(event, errorBody(event.path, statusCode, message, error.data))
 }
 
 export default errorHandler

@@ -160,14 +160,15 @@ const unauthorized = (message: string) => createError({ statusCode: 401, statusM
  */
 export async function authApiKey(event: H3Event): Promise<{ apiKey: AuthenticatedKey, client: AuditedClient }> {
   const header = getRequestHeader(event, 'authorization')
-  const token = header ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : undefined
+  // PostgREST clients (supabase-js) also send the key as `apikey`
+  const token = header ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : getRequestHeader(event, 'apikey')?.trim() || undefined
   const db = await useDb()
   // a request without a valid key counts against its address
   const refuse = async (message: string) => {
     enforceRateLimit(event, await countAddressRequest(db, event), 'this address')
     return unauthorized(message)
   }
-  if (!token) throw await refuse('Send the API key as "Authorization: Bearer <key>"')
+  if (!token) throw await refuse('Send the API key as "Authorization: Bearer <key>" (or in an "apikey" header)')
   const hash = hashApiKey(token)
   if (isRevokedHash(hash)) throw await refuse('This API key has been revoked')
   const isCached = db.kind === 'postgres'

@@ -13,7 +13,7 @@ interface IdempotencyRow {
 /**
  * Runs a public API write at most once per `Idempotency-Key` (per API key, for 24 hours): the
  * first request claims the key and its answer is stored; the same request again gets that answer
- * with `Idempotent-Replayed: true` and writes nothing. The same key with another method, path or
+ * with `Idempotent-Replayed: true` and writes nothing. The same key with another method, path, query or
  * body is a 422; while the first is still running, a 409. Without the header, `run` just runs.
  */
 export async function idempotent<T>(event: H3Event, apiKeyId: string, run: () => Promise<T>): Promise<T> {
@@ -21,7 +21,8 @@ export async function idempotent<T>(event: H3Event, apiKeyId: string, run: () =>
   if (key === undefined) return run()
   if (key.length < 1 || key.length > 255) throw createError({ statusCode: 400, statusMessage: 'Idempotency-Key: must be 1 to 255 characters' })
   const raw = await readRawBody(event, false)
-  const requestHash = createHash('sha256').update(`${event.method} ${getRequestURL(event).pathname}\n`).update(raw ?? Buffer.alloc(0)).digest('hex')
+  // the path with its query string: `PATCH /tasks?id=eq.1` and `?id=eq.2` are different requests
+  const requestHash = createHash('sha256').update(`${event.method} ${event.path}\n`).update(raw ?? Buffer.alloc(0)).digest('hex')
   const db = await useDb()
   await db.query(
     `delete from public.idempotency_keys where api_key_id = $1 and key = $2
@@ -59,7 +60,7 @@ async function replay<T>(event: H3Event, apiKeyId: string, key: string, requestH
   const running = createError({ statusCode: 409, statusMessage: 'A request with this Idempotency-Key is still running; retry in a moment' })
   // (no row: the first was released between the two statements, and a retry will claim it)
   if (!first) throw running
-  if (first.request_hash !== requestHash) throw createError({ statusCode: 422, statusMessage: 'This Idempotency-Key was used for a different request (method, path or body)' })
+  if (first.request_hash !== requestHash) throw createError({ statusCode: 422, statusMessage: 'This Idempotency-Key was used for a different request (method, path, query or body)' })
   if (first.status === null) throw running
   setResponseStatus(event, first.status)
   setResponseHeader(event, 'idempotent-replayed', 'true')

@@ -13,6 +13,37 @@ export function columnSchema(column: ColumnInfo): JsonSchema {
   return schema
 }
 
+/**
+ * The bounds of a single-column range CHECK, as pg_get_constraintdef renders `priority between 1 and 5`:
+ * `CHECK (((priority >= 1) AND (priority <= 5)))`; null for any other CHECK.
+ */
+export function checkRange(definition: string): { column: string, bounds: JsonSchema } | null {
+  const body = /^CHECK \((.*)\)$/s.exec(definition)?.[1]
+  if (!body) return null
+  const parts = body.replace(/^\((.*)\)$/s, '$1').split(/\) AND \(/).map(part => part.replace(/^\(+|\)+$/g, ''))
+  const keywords: Record<string, string> = { '>=': 'minimum', '<=': 'maximum', '>': 'exclusiveMinimum', '<': 'exclusiveMaximum' }
+  const bounds: JsonSchema = {}
+  let column: string | undefined
+  for (const part of parts) {
+    const match = /^"?([a-z_][a-z0-9_]*)"? (>=|<=|>|<) \(?(-?\d+(?:\.\d+)?)\)?(?:::[a-z ]+)?$/i.exec(part)
+    if (!match || (column && column !== match[1])) return null
+    column = match[1]!
+    bounds[keywords[match[2]!]!] = Number(match[3])
+  }
+  return column ? { column, bounds } : null
+}
+
+/** Adds the bounds of the table's single-column range CHECKs to the properties of a schema (`priority`: 1 to 5). */
+function withRanges(table: TableInfo, schema: JsonSchema): JsonSchema {
+  const properties = schema.properties as Record<string, JsonSchema> | undefined
+  for (const check of table.checks) {
+    const range = check.columns.length === 1 ? checkRange(check.definition) : null
+    const property = range && properties?.[range.column]
+    if (property) Object.assign(property, range.bounds)
+  }
+  return schema
+}
+
 /** The schema of a record; `partial` for a list's, whose `select` may leave columns out. */
 function recordSchema(table: TableInfo, registry: Map<string, TableInfo>, partial = false): JsonSchema {
   const properties: Record<string, JsonSchema> = {}
@@ -20,8 +51,8 @@ function recordSchema(table: TableInfo, registry: Map<string, TableInfo>, partia
   for (const join of joinedNames(table, registry)) {
     properties[join.alias] = { type: ['string', 'null'], description: `${join.nameColumn} of the ${join.target} record in ${join.column}` }
   }
-  if (partial) return { type: 'object', description: `A ${table.name} record in a list: every column, or those chosen with select`, properties }
-  return { type: 'object', description: table.comment ?? undefined, properties, required: table.columns.map(c => c.name) }
+  if (partial) return withRanges(table, { type: 'object', description: `A ${table.name} record in a list: every column, or the items chosen with select (renamed columns, embedded tables)`, properties })
+  return withRanges(table, { type: 'object', description: table.comment ?? undefined, properties, required: table.columns.map(c => c.name) })
 }
 
 function bodySchema(schema: z.ZodObject): JsonSchema {
@@ -53,21 +84,34 @@ const errorResponse = (description: string, headers: Record<string, unknown> = {
 const parameter = (name: string, where: 'query' | 'header', description: string, schema: JsonSchema = { type: 'string' }) =>
   ({ name, in: where, required: false, description, schema })
 
-/** The query parameters of a list: filters on every column, order, select, page size, offset or cursor. */
-function listParameters(table: TableInfo) {
-  const filters = table.columns.map(column => parameter(column.name, 'query',
-    `Filter on ${column.name}: \`<op>.<value>\` with op one of eq, neq, gt, gte, lt, lte, like, ilike (* is the wildcard), in.(a,b), is.null|true|false, or not.<op>.<value>. Give it twice for a range.`))
+const selectParameter = parameter('select', 'query', '`*`, columns, `alias:column`, and related tables through their foreign keys: `project:projects(name)` (many-to-one), `tasks(*)` (one-to-many), `profiles!created_by(*)` (id and name only); only the key\'s team\'s rows of tables its scopes let it read. A chosen foreign key column also brings its joined name')
+
+/** The filters of a table: `<column>=<op>.<value>` on each column, and `or`/`and` trees. */
+function filterParameters(table: TableInfo) {
   return [
-    ...pageParameters(),
-    parameter('cursor', 'query', 'The opaque cursor of the next page, from the Link header; not with offset'),
-    parameter('order', 'query', '<column>.asc|desc[,<column>.asc|desc]; default created_at.desc; nulls last in both directions; the id breaks ties'),
-    parameter('select', 'query', 'Comma-separated columns to answer (plus the joined name of a chosen foreign key)'),
-    parameter('Prefer', 'header', 'count=exact adds Content-Range with the total'),
-    ...filters,
+    ...table.columns.map(column => parameter(column.name, 'query',
+      `Filter on ${column.name}: \`<op>.<value>\` with op one of eq, neq, gt, gte, lt, lte, like, ilike (* and % are wildcards), match, imatch (regular expressions), in.(a,b), is.null|true|false, isdistinct${['text', 'character varying'].includes(column.type) ? ', fts, plfts, phfts, wfts (full-text search, optionally with a configuration: fts(english).word)' : ''}, or not.<op>.<value>. Give it twice for a range.`)),
+    parameter('or', 'query', 'Any of the conditions: `(status.eq.done,priority.lt.3)`; nests `and(...)`, `or(...)` and `not.`; also `not.or`'),
+    parameter('and', 'query', 'All of the conditions: `(priority.gte.2,priority.lte.4)`; nests as `or` does; also `not.and`'),
   ]
 }
 
-const idempotencyKey = parameter('Idempotency-Key', 'header', 'Retry safely: within 24 hours the same key and request answer the first answer again', { type: 'string', minLength: 1, maxLength: 255 })
+/** The query parameters of a list: filters on every column, order, select, page size, offset or cursor. */
+function listParameters(table: TableInfo) {
+  return [
+    ...pageParameters().map(p => p.name === 'limit' ? { ...p, description: 'Rows per page (default 50); over 100 is served as 100' } : p),
+    parameter('cursor', 'query', 'The opaque cursor of the next page, from the Link header; not with offset'),
+    parameter('order', 'query', '<column>[.asc|.desc][.nullsfirst|.nullslast][,...]; default created_at.desc; nulls last unless nullsfirst; the id breaks ties; cursors keep the order'),
+    selectParameter,
+    parameter('Prefer', 'header', 'count=exact|planned|estimated adds the total to Content-Range (planned: the planner\'s estimate; estimated: exact up to 1000 rows, planned above)'),
+    acceptParameter,
+    ...filterParameters(table),
+  ]
+}
+
+const acceptParameter = parameter('Accept', 'header', 'application/json (default), application/vnd.pgrst.object+json (one object; 406 PGRST116 unless exactly one row) or text/csv; anything else is a 406')
+
+const idempotencyKey = parameter('Idempotency-Key', 'header', 'Retry safely: within 24 hours the same key and request (method, path, query string and body) answer the first answer again', { type: 'string', minLength: 1, maxLength: 255 })
 const ifMatch = parameter('If-Match', 'header', 'Write only if the record\'s current ETag is this one (else 412)')
 
 /** The paths of one table: reading operations, and writing ones when `writable`. */
@@ -89,6 +133,39 @@ function tablePaths(table: TableInfo, writable: boolean) {
   const replayed = { 'Idempotent-Replayed': header('true when this is the stored answer of an earlier request with the same Idempotency-Key') }
   const notFound = errorResponse('Not a record of the key\'s team')
   const writes = <T>(operations: T): T | Record<string, never> => (writable ? operations : {})
+  const rows = { type: 'array', items: { $ref: `#/components/schemas/${table.name}_listed` } }
+  const listContent = {
+    'application/json': { schema: rows },
+    'application/vnd.pgrst.object+json': { schema: { $ref: `#/components/schemas/${table.name}_listed` } },
+    'text/csv': { schema: { type: 'string' } },
+  }
+  const listHeaders = {
+    ...rateLimitHeaders,
+    'Link': header('<absolute URL with &cursor=...>; rel="next" when the page is full'),
+    'Content-Range': header('<first>-<last>/<total or *> (0-based positions; */<total> when empty); the total with Prefer: count=...'),
+    'Preference-Applied': header('The preferences honoured, e.g. count=exact'),
+  }
+  const notAcceptable = errorResponse('The Accept header asks for a format the API cannot produce (PGRST107), or one object when the rows are not exactly one (PGRST116)')
+  const filteredWrite = (method: 'patch' | 'delete') => ({
+    operationId: `${method === 'patch' ? 'update' : 'delete'}_${table.name}_where`,
+    summary: `${method === 'patch' ? 'Change' : 'Delete'} the team's ${table.name} records that the filters match (a filter is required; at most 100 rows)`,
+    parameters: [
+      ...filterParameters(table),
+      selectParameter,
+      parameter('Prefer', 'header', 'return=representation answers the changed records; handling=strict with max-affected=N refuses more than N rows; tx=rollback runs and rolls back (a dry run)'),
+      acceptParameter,
+      idempotencyKey,
+    ],
+    ...(method === 'patch' ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${table.name}_update` } } } } } : {}),
+    responses: {
+      200: { description: 'The changed records (with Prefer: return=representation)', headers: { ...rateLimitHeaders, ...replayed }, content: listContent },
+      204: { description: `${method === 'patch' ? 'Changed' : 'Deleted'}; each row has its activity entry and record event`, headers: { ...rateLimitHeaders, ...replayed } },
+      400: errorResponse('No filter, an invalid filter or field, more than 100 matching rows, or more than max-affected (PGRST124); nothing was changed'),
+      406: notAcceptable,
+      ...writeErrors,
+      ...common,
+    },
+  })
   return {
     [`/api/v1/${table.name}`]: {
       get: {
@@ -96,33 +173,46 @@ function tablePaths(table: TableInfo, writable: boolean) {
         summary: `List the team's ${table.name}: filters, order, columns, cursor pages and counts`,
         parameters: listParameters(table),
         responses: {
-          200: {
-            description: 'The records',
-            headers: {
-              ...rateLimitHeaders,
-              'Link': header('<...&cursor=...>; rel="next" when the page is full'),
-              'Content-Range': header('<first>-<last>/<total> (or */<total>) with Prefer: count=exact'),
-              'Preference-Applied': header('count=exact when the total was counted'),
-            },
-            content: { 'application/json': { schema: { type: 'array', items: { $ref: `#/components/schemas/${table.name}_listed` } } } },
-          },
-          400: errorResponse('An unknown column, operator, value, order, select, a bad limit or offset, or a forged cursor (the message names it)'),
+          200: { description: 'The records', headers: listHeaders, content: listContent },
+          300: errorResponse('An embedding matches more than one foreign key (PGRST201): name it with table!column(...)'),
+          400: errorResponse('An unknown column, operator, value, order, select or relation (PGRST200), a bad limit or offset, or a forged cursor (the message names it)'),
+          406: notAcceptable,
           ...common,
         },
+      },
+      head: {
+        operationId: `head_${table.name}`,
+        summary: `The headers of the list of ${table.name} (Content-Range with the count under Prefer: count=...), without a body`,
+        parameters: listParameters(table),
+        responses: { 200: { description: 'The headers of the list', headers: listHeaders }, ...common },
       },
       ...writes({
         post: {
           operationId: `create_${table.name}`,
-          summary: `Create a ${table.name} record, or 1 to 100 of them all or none`,
-          parameters: [idempotencyKey],
+          summary: `Create a ${table.name} record, or 1 to 100 of them all or none; or upsert them by id`,
+          parameters: [
+            idempotencyKey,
+            parameter('Prefer', 'header', 'return=representation answers an array (as select asks), return=minimal no body, none the created record (or array) as sent; resolution=merge-duplicates|ignore-duplicates upserts by id (an id may then be sent; another team\'s id is a 409 saying it is taken); missing=default; tx=rollback runs and rolls back (a dry run)'),
+            parameter('on_conflict', 'query', 'The unique key of an upsert: id'),
+            parameter('columns', 'query', 'The columns the records set ("a","b"); a record lacking one sets it to null unless Prefer: missing=default'),
+            selectParameter,
+            acceptParameter,
+          ],
           requestBody: { required: true, content: { 'application/json': { schema: { oneOf: [createRef, { type: 'array', items: createRef, minItems: 1, maxItems: 100 }] } } } },
           responses: {
-            201: { description: 'The created record, or the records in the order given', headers: { ...rateLimitHeaders, ...replayed }, content: { 'application/json': { schema: { oneOf: [ref, { type: 'array', items: ref }] } } } },
+            201: {
+              description: 'The created record, or the records in the order given; an array under Prefer: return=representation; no body under return=minimal',
+              headers: { ...rateLimitHeaders, ...replayed, ETag: header('The version of a single created record (without Prefer)') },
+              content: { 'application/json': { schema: { oneOf: [ref, { type: 'array', items: ref }] } } },
+            },
             400: errorResponse('Invalid field (the message names it, and the element of an array: [3].title)'),
+            406: notAcceptable,
             ...writeErrors,
             ...common,
           },
         },
+        patch: filteredWrite('patch'),
+        delete: filteredWrite('delete'),
       }),
     },
     [`/api/v1/${table.name}/{id}`]: {
@@ -179,7 +269,18 @@ export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: stri
     .filter(table => table.isDomain && (!scopes || scopeAllows(scopes, table.name, 'read')))
     .sort((a, b) => a.name.localeCompare(b.name))
   const schemas: Record<string, JsonSchema> = {
-    Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
+    Error: {
+      type: 'object',
+      description: 'PostgREST\'s error shape, plus error (the message again)',
+      properties: {
+        error: { type: 'string' },
+        message: { type: 'string' },
+        code: { type: 'string', description: 'PostgreSQL\'s SQLSTATE where the database refused, PostgREST\'s PGRST... code where it has one, else this API\'s own' },
+        details: { type: ['string', 'null'] },
+        hint: { type: ['string', 'null'] },
+      },
+      required: ['error', 'code', 'message', 'details', 'hint'],
+    },
   }
   let paths: Record<string, unknown> = {}
   for (const table of tables) {
@@ -188,8 +289,8 @@ export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: stri
     schemas[`${table.name}_listed`] = recordSchema(table, registry, true)
     if (writable) {
       const { create, update } = recordSchemas(table)
-      schemas[`${table.name}_create`] = bodySchema(create)
-      schemas[`${table.name}_update`] = bodySchema(update)
+      schemas[`${table.name}_create`] = withRanges(table, bodySchema(create))
+      schemas[`${table.name}_update`] = withRanges(table, bodySchema(update))
     }
     paths = { ...paths, ...tablePaths(table, writable) }
   }
@@ -198,13 +299,16 @@ export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: stri
     info: {
       title: 'Team Workspace public API',
       version: 'v1',
-      description: 'Read and write a team\'s data with a bearer API key (Settings > API Keys). Every request is scoped to the key\'s team.',
+      description: 'Read and write a team\'s data with an API key (Settings > API Keys), as a bearer token or in an apikey header. Every request is scoped to the key\'s team. The API speaks PostgREST\'s protocol: every path under /api/v1 also answers under /rest/v1, where supabase-js and other PostgREST clients look for it; /rest/v1/rpc/* and /api/v1/rpc/* are 404 (no functions are exposed).',
     },
-    ...(baseUrl ? { servers: [{ url: baseUrl }] } : {}),
-    security: [{ apiKey: [] }],
+    ...(baseUrl ? { servers: [{ url: baseUrl, description: 'This app; /api/v1 and its alias /rest/v1' }] } : {}),
+    security: [{ apiKey: [] }, { apikeyHeader: [] }],
     paths,
     components: {
-      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key of the team' } },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key of the team' },
+        apikeyHeader: { type: 'apiKey', in: 'header', name: 'apikey', description: 'The same key in an apikey header (what supabase-js sends)' },
+      },
       schemas,
     },
   }

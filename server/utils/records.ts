@@ -212,16 +212,44 @@ async function refusedReferences(db: Pick<Queryable, 'query'>, table: TableInfo,
 /** The most records one request may create. */
 export const maxBulkRecords = 100
 
+/** How a write in a transaction answers and ends: `represent` reshapes its rows inside it; `dryRun` rolls it back. */
+export interface WriteOptions {
+  dryRun?: boolean
+  represent?: (tx: Queryable, rows: DataRecord[]) => Promise<DataRecord[]>
+}
+
+/** Carries a dry run's answer out of the transaction it rolls back. */
+class RolledBack<T> extends Error {
+  constructor(readonly result: T) {
+    super('rolled back')
+  }
+}
+
+/** Runs `fn` in one audited transaction; with `dryRun` it is rolled back after `fn` answered (`Prefer: tx=rollback`). */
+export async function inWriteTransaction<T>(client: AuditedClient, dryRun: boolean, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  try {
+    return await client.transaction(async (tx) => {
+      const result = await fn(tx)
+      if (dryRun) throw new RolledBack(result)
+      return result
+    })
+  }
+  catch (error) {
+    if (error instanceof RolledBack) return error.result as T
+    throw error
+  }
+}
+
 /**
  * Creates several records in one transaction, all or none, answered in the order given; a 4xx
  * names the element (`[3].title: is required`).
  */
-export async function createRecords(client: AuditedClient, table: TableInfo, inputs: unknown[]): Promise<DataRecord[]> {
+export async function createRecords(client: AuditedClient, table: TableInfo, inputs: unknown[], options: WriteOptions = {}): Promise<DataRecord[]> {
   const teamId = requireTeam(client)
   const actorId = requireActor(client)
   const values = inputs.map((input, i) => forElement(i, () => parseRecordInput(recordSchemas(table).create, input)))
   const statements = await Promise.all(values.map(value => insertStatement(table, teamId, actorId, value)))
-  return client.transaction(async (tx) => {
+  return inWriteTransaction(client, options.dryRun ?? false, async (tx) => {
     const rows: DataRecord[] = []
     for (const [i, statement] of statements.entries()) {
       rows.push(await forElement(i, () => withDatabaseErrors(table, async () => {
@@ -230,7 +258,46 @@ export async function createRecords(client: AuditedClient, table: TableInfo, inp
         return rows[0] ?? refusedReferences(tx, table, teamId, values[i]!)
       })))
     }
-    return rows
+    return options.represent ? options.represent(tx, rows) : rows
+  })
+}
+
+/**
+ * Inserts records or, for an `id` the team already has, changes it (`ignoreDuplicates`: leaves it
+ * as it is), in one transaction, all or none. An id of another team's record is a 409 that says
+ * only that the id is taken: that record is neither changed, nor shown, nor locked.
+ */
+export async function upsertRecords(client: AuditedClient, table: TableInfo, inputs: unknown[], options: WriteOptions & { ignoreDuplicates: boolean }): Promise<DataRecord[]> {
+  const teamId = requireTeam(client)
+  const actorId = requireActor(client)
+  const schema = recordSchemas(table).create.extend({ id: z.uuid().optional() })
+  const values = inputs.map((input, i) => forElement(i, () => parseRecordInput(schema, input)))
+  const ids = values.map(value => value.id as string | undefined)
+  const repeated = ids.findIndex((id, i) => id !== undefined && ids.indexOf(id) !== i)
+  if (repeated >= 0) throw createError({ statusCode: 400, statusMessage: `[${repeated}].id: appears twice in the request`, data: { code: '21000' } })
+  const given = ids.filter((id): id is string => id !== undefined)
+  if (given.length) {
+    // a plain read, so another team's row is not locked; the upsert below also changes only the team's own rows
+    const { rows } = await client.read<{ id: string }>(`select id from ${tableSql(table)} where id = any($1::uuid[]) and team_id <> $2`, [given, teamId])
+    if (rows[0]) throw createError({ statusCode: 409, statusMessage: `id: ${rows[0].id} is taken`, data: { code: '23505' } })
+  }
+  const conflict = options.ignoreDuplicates ? 'nothing' : 'update'
+  const statements = await Promise.all(values.map(({ id, ...value }) =>
+    insertStatement(table, teamId, actorId, value, false, undefined, id === undefined ? undefined : { id: id as string, action: conflict })))
+  return inWriteTransaction(client, options.dryRun ?? false, async (tx) => {
+    const rows: DataRecord[] = []
+    for (const [i, statement] of statements.entries()) {
+      const row = await forElement(i, () => withDatabaseErrors(table, async () => {
+        const { rows } = await tx.query<DataRecord>(statement.sql, statement.params)
+        if (rows[0]) return rows[0]
+        // nothing written: a reference outside the team (400), else a duplicate left as it is
+        await checkReferences(tx, table, teamId, values[i]!)
+        if (conflict === 'update') throw createError({ statusCode: 409, statusMessage: 'A record this one refers to changed while it was written; try again' })
+        return null
+      }))
+      if (row) rows.push(row)
+    }
+    return options.represent ? options.represent(tx, rows) : rows
   })
 }
 
@@ -239,7 +306,7 @@ function forElement<T>(index: number, fn: () => T): T {
   const prefixed = (error: unknown) => {
     if (!isError(error) || error.statusCode >= 500) return error
     const message = error.statusMessage || error.message
-    return createError({ statusCode: error.statusCode, statusMessage: /^[\w.]+: /.test(message) ? `[${index}].${message}` : `[${index}]: ${message}` })
+    return createError({ statusCode: error.statusCode, statusMessage: /^[\w.]+: /.test(message) ? `[${index}].${message}` : `[${index}]: ${message}`, data: error.data })
   }
   try {
     const result = fn()
@@ -258,15 +325,23 @@ function forElement<T>(index: number, fn: () => T): T {
  * set the context itself. `registry`: the tables, when not the app's own (the benchmark runs this
  * statement bare).
  */
-export async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: DataRecord, audited = false, registry?: Map<string, TableInfo>): Promise<{ sql: string, params: unknown[] }> {
+export async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: DataRecord, audited = false, registry?: Map<string, TableInfo>, upsert?: { id: string, action: 'update' | 'nothing' }): Promise<{ sql: string, params: unknown[] }> {
   const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
-  const names = ['team_id', 'created_by', ...columns.map(c => c.name)].map(quoteIdent)
-  const params = [teamId, actorId, ...columns.map(c => parameter(c, values[c.name]))]
+  // an upsert's id goes last, so that the columns' values keep the numbers referenceConditions gives them
+  const names = ['team_id', 'created_by', ...columns.map(c => c.name), ...(upsert ? ['id'] : [])].map(quoteIdent)
+  const params = [teamId, actorId, ...columns.map(c => parameter(c, values[c.name])), ...(upsert ? [upsert.id] : [])]
   const placeholders = params.map((_, i) => `$${i + 1}`).join(', ')
   const conditions = await referenceConditions(columns, values, '$1', registry)
   const where = conditions.length ? ` where ${conditions.join(' and ')}` : ''
-  const source = audited ? `select ${placeholders} from audit_context${where}` : where ? `select ${placeholders}${where}` : `values (${placeholders})`
-  const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) ${source} returning *)`
+  const source = audited ? `select ${placeholders} from audit_context${where}` : where || upsert ? `select ${placeholders}${where}` : `values (${placeholders})`
+  // only the team's own row is ever changed: another team's id was refused before, and the where re-checks it
+  const assignments = columns.map(c => `${quoteIdent(c.name)} = excluded.${quoteIdent(c.name)}`)
+  const onConflict = !upsert
+    ? ''
+    : upsert.action === 'update' && assignments.length
+      ? ` on conflict (id) do update set ${assignments.join(', ')} where ${tableSql(table)}.team_id = $1`
+      : ' on conflict (id) do nothing'
+  const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) ${source}${onConflict} returning *)`
   return { sql: `${insert} ${await selectSql(table, 'inserted', registry)}`, params }
 }
 
@@ -318,12 +393,50 @@ export async function deleteRecord(client: AuditedClient, table: TableInfo, id: 
   if (!rows.length) throw notFound(table)
 }
 
+/**
+ * Changes the given columns of the team's records with these ids (locked by the caller), in its
+ * transaction; answers the ids changed. A reference outside the team is a 400 naming the field.
+ */
+export async function updateRecords(tx: Queryable, table: TableInfo, teamId: string, ids: string[], input: unknown): Promise<string[]> {
+  const values = parseRecordInput(recordSchemas(table).update, input)
+  const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
+  if (!columns.length) throw createError({ statusCode: 400, statusMessage: 'Name at least one column to change' })
+  if (!ids.length) return []
+  const params = [ids, teamId, ...columns.map(c => parameter(c, values[c.name]))]
+  const assignments = columns.map((column, i) => `${quoteIdent(column.name)} = $${i + 3}`)
+  const target = tableSql(table)
+  const where = [`${target}.id = any($1::uuid[])`, `${target}.team_id = $2`, ...await referenceConditions(columns, values, '$2')]
+  const { rows } = await withDatabaseErrors(table, () => tx.query<{ id: string }>(`update ${target} set ${assignments.join(', ')} where ${where.join(' and ')} returning ${target}.id`, params))
+  if (rows.length < ids.length) await refusedReferences(tx, table, teamId, values)
+  return rows.map(row => row.id)
+}
+
+/** Deletes the team's records with these ids (locked by the caller), in its transaction; answers the ids deleted. */
+export async function deleteRecords(tx: Queryable, table: TableInfo, teamId: string, ids: string[]): Promise<string[]> {
+  if (!ids.length) return []
+  const { rows } = await withDatabaseErrors(table, () => tx.query<{ id: string }>(`delete from ${tableSql(table)} where id = any($1::uuid[]) and team_id = $2 returning id`, [ids, teamId]))
+  return rows.map(row => row.id)
+}
+
 interface DatabaseError {
   code?: string
   constraint?: string
   column?: string
   detail?: string
   message?: string
+}
+
+/**
+ * A CHECK over several columns in words: the first clause of a column comment that names another
+ * of its columns (`a done task must have completed_at`), else its condition in plain terms.
+ */
+function checkInWords(table: TableInfo, check: TableInfo['checks'][number]): string {
+  const clause = check.columns
+    .flatMap(name => (table.columns.find(c => c.name === name)?.comment ?? '').split(/[;.]\s*/)
+      .filter(part => check.columns.some(other => other !== name && part.includes(other))))[0]
+  const rule = clause?.trim() || `must satisfy ${check.definition.replace(/^CHECK \((.*)\)$/s, '$1')
+    .replace(/::[a-z ]+(\[\])?/gi, '').replace(/<>/g, 'is not').replace(/\bOR\b/g, 'or').replace(/\bAND\b/g, 'and').replace(/[()]/g, '')}`
+  return `${rule} (violates ${check.name})`
 }
 
 const valueErrors = new Set(['22P02', '22003', '22007', '22008', '22001', '22023'])
@@ -334,10 +447,10 @@ export function databaseErrorMessage(table: TableInfo, error: unknown): string |
   if (code === '23514') {
     const check = table.checks.find(c => c.name === constraint)
     if (!check) return `violates ${constraint ?? 'a check constraint'}`
-    const subject = check.columns.length === 1 ? check.columns[0] : check.name
-    const allowed = check.columns.length === 1 ? table.columns.find(c => c.name === check.columns[0])?.allowedValues : null
+    if (check.columns.length > 1) return `${check.columns.join(', ')}: ${checkInWords(table, check)}`
+    const allowed = table.columns.find(c => c.name === check.columns[0])?.allowedValues
     const list = allowed ? `; one of: (${allowed.join(', ')})` : ''
-    return `${subject}: violates ${check.name}: ${check.definition}${list}`
+    return `${check.columns[0]}: violates ${check.name}: ${check.definition}${list}`
   }
   if (code === '23502') return `${column ?? 'a column'}: is required`
   if (code === '23503') {
@@ -356,7 +469,7 @@ async function withDatabaseErrors<T>(table: TableInfo, fn: () => Promise<T>): Pr
   catch (error) {
     const message = databaseErrorMessage(table, error)
     if (message === null) throw error
-    const statusCode = (error as DatabaseError).code === '23505' ? 409 : 400
-    throw createError({ statusCode, statusMessage: message })
+    const { code } = error as DatabaseError
+    throw createError({ statusCode: code === '23505' ? 409 : 400, statusMessage: message, data: { code } })
   }
 }

@@ -124,7 +124,10 @@ describe('key scopes', () => {
 
     const tasksOnly = await keyWith({ tasks: 'write', projects: 'read' })
     const scoped = (await tasksOnly.get('/api/v1/openapi.json')).body
-    expect(operations(scoped)).toEqual(['create_tasks', 'delete_tasks', 'get_projects', 'get_tasks', 'list_projects', 'list_tasks', 'update_tasks'])
+    expect(operations(scoped)).toEqual([
+      'create_tasks', 'delete_tasks', 'delete_tasks_where', 'get_projects', 'get_tasks', 'head_projects', 'head_tasks',
+      'list_projects', 'list_tasks', 'update_tasks', 'update_tasks_where',
+    ])
     expect(Object.keys(scoped.components.schemas)).not.toContain('projects_create')
     expect(Object.keys(scoped.components.schemas)).not.toContain('notes')
 

@@ -48,7 +48,7 @@ describe('POST /api/auth/signup', () => {
     const before = await app.db.query('select count(*)::int as n from public.profiles')
     const answer = await new Client(app).post('/api/auth/signup', '{"email": ')
     expect(answer.status).toBe(400)
-    expect(answer.body).toEqual({ error: 'The request body is not valid JSON', status_code: 400 })
+    expect(answer.body).toEqual({ error: 'The request body is not valid JSON', code: 'bad_request' })
     const after = await app.db.query('select count(*)::int as n from public.profiles')
     expect(after.rows[0].n).toBe(before.rows[0].n)
   })

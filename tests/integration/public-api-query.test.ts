@@ -54,7 +54,8 @@ describe('GET /api/v1/{table} query language', () => {
       }
       seen.push(...titles(page.body))
       const link = page.headers.get('link')
-      path = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1]! : null
+      // the Link is absolute: the app's origin, then the path to follow
+      path = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1]!.replace(app.url, '') : null
     }
     expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => `task ${i + 1}`).sort())
   })
@@ -101,7 +102,7 @@ describe('select', () => {
     expect(page.body).toHaveLength(5)
     for (const row of page.body) expect(Object.keys(row).sort()).toEqual(['priority', 'title'])
     // the next page keeps the select
-    const next = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')![1]!
+    const next = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')![1]!.replace(app.url, '')
     expect(next).toContain('select=title%2Cpriority')
     const second = await key.get(next)
     expect(Object.keys(second.body[0]).sort()).toEqual(['priority', 'title'])
@@ -117,7 +118,7 @@ describe('select', () => {
     ['select=title,nope', 'select: "nope" is not a column of tasks'],
     ['select=', 'select: name columns separated by commas'],
     ['select=title,,priority', 'select: name columns separated by commas'],
-    ['select=title;drop table tasks', 'select: "title;drop table tasks" is not a column of tasks'],
+    ['select=title;drop table tasks', 'select: "title;drop table tasks" is not supported (name columns, alias:column, or an embedded table as table(columns))'],
     ['select=title&select=priority', 'select: give it once'],
   ])('answers 400 for %s', async (query, message) => {
     const answer = await key.get(`/api/v1/tasks?${query}`)
@@ -175,7 +176,7 @@ describe('bulk create', () => {
   })
 
   it('answers 400 for an empty array or more than 100 records', async () => {
-    expect((await key.post('/api/v1/tasks', [])).body).toEqual({ error: 'The array must hold 1 to 100 records' })
+    expect((await key.post('/api/v1/tasks', [])).body).toMatchObject({ error: 'The array must hold 1 to 100 records' })
     const tooMany = await key.post('/api/v1/tasks', Array.from({ length: 101 }, (_, i) => ({ title: `too many ${i}` })))
     expect(tooMany.status).toBe(400)
     expect(await countTitled('too many')).toBe(0)

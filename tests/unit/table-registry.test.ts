@@ -86,9 +86,12 @@ describe('databaseErrorMessage', () => {
     expect(message).toBe(`status: violates tasks_status_check: ${tasks.checks[0]!.definition}; one of: (todo, in_progress, done)`)
   })
 
-  it('names a compound CHECK and gives its definition', () => {
+  it('names the fields of a compound CHECK and says its rule in words, not in SQL', () => {
     expect(databaseErrorMessage(tasks, { code: '23514', constraint: 'tasks_done_has_completed_at' }))
-      .toBe(`tasks_done_has_completed_at: violates tasks_done_has_completed_at: ${tasks.checks[1]!.definition}`)
+      .toBe('status, completed_at: must satisfy status is not \'done\' or completed_at IS NOT NULL (violates tasks_done_has_completed_at)')
+    const commented = { ...tasks, columns: tasks.columns.map(c => c.name === 'status' ? { ...c, comment: 'todo, in_progress or done; a done task must have completed_at.' } : c) }
+    expect(databaseErrorMessage(commented, { code: '23514', constraint: 'tasks_done_has_completed_at' }))
+      .toBe('status, completed_at: a done task must have completed_at (violates tasks_done_has_completed_at)')
   })
 
   it('maps not-null, foreign-key and value errors, and leaves others alone', () => {

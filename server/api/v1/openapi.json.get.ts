@@ -1,5 +1,6 @@
 export default definePublicApiHandler(async (event) => {
-  // with a bearer key, only the operations that key may call
-  const scopes = getRequestHeader(event, 'authorization') ? (await authApiKey(event)).apiKey.scopes : undefined
-  return openApiDocument(await useTableRegistry(), useRuntimeConfig().baseUrl || undefined, scopes)
+  // with a key, only the operations that key may call
+  const hasKey = getRequestHeader(event, 'authorization') || getRequestHeader(event, 'apikey')
+  const scopes = hasKey ? (await authApiKey(event)).apiKey.scopes : undefined
+  return openApiDocument(await useTableRegistry(), publicOrigin(event), scopes)
 })

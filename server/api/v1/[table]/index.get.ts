@@ -1,4 +1,4 @@
 export default definePublicApiHandler(async (event) => {
-  const { client, table } = await authApiTable(event, 'read')
-  return answerRecordList(event, client, table)
+  const { client, table, apiKey } = await authApiTable(event, 'read')
+  return answerRecordList(event, client, table, keyAccess(apiKey))
 })

@@ -1,0 +1,2 @@
+// HEAD answers what GET answers, headers only (supabase-js's `head: true`)
+export { default } from './index.get'

@@ -1,0 +1,1 @@
+export { default } from '../../../../api/v1/rpc/[...name]'
