@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { z } from 'zod'
-import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody } from '#shared/utils/api-keys'
+import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody } from '#shared/utils/api-keys'
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import type { Database, Queryable } from './db-drivers'
 import { cachedApiKey, forgetApiKey, isRevokedHash, keyCacheGeneration, listenForKeyChanges, rememberApiKey, rememberRevoked } from './key-cache'
@@ -31,11 +31,11 @@ export async function listApiKeys(client: AuditedClient, teamId: string): Promis
   return rows
 }
 
-/** The scopes, after checking that each names "*" or a table of the public API; 400 naming the first that does not. */
+/** The scopes, after checking that each names "*", `webhooks` or a table of the public API; 400 naming the first that does not. */
 async function checkedScopes(scopes: ApiKeyScopes | undefined): Promise<ApiKeyScopes> {
   if (!scopes) return defaultApiKeyScopes
   const tables = new Set((await domainTables()).map(table => table.name))
-  const unknown = Object.keys(scopes).find(name => name !== '*' && !tables.has(name))
+  const unknown = Object.keys(scopes).find(name => name !== '*' && name !== webhooksScope && !tables.has(name))
   if (unknown !== undefined) throw createError({ statusCode: 400, statusMessage: `scopes.${unknown.slice(0, 63)}: is not a table of the public API` })
   return scopes
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { PageQuery } from '#shared/utils/patterns'
-import { scopeAllows, type ApiKeyScopes } from '#shared/utils/api-keys'
+import { scopeAllows, webhooksScopeAllows, type ApiKeyScopes } from '#shared/utils/api-keys'
+import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody } from '#shared/utils/schemas'
 import { joinedNames, recordSchemas } from './records'
 import type { ColumnInfo, TableInfo } from './table-registry'
 import { columnValueType, type JsonSchema } from './column-types'
@@ -294,6 +295,8 @@ export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: stri
     }
     paths = { ...paths, ...tablePaths(table, writable) }
   }
+  Object.assign(schemas, webhookEndpointSchemas())
+  paths = { ...paths, ...webhookEndpointPaths(scopes) }
   return {
     openapi: '3.1.0',
     info: {
@@ -310,6 +313,76 @@ export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: stri
         apikeyHeader: { type: 'apiKey', in: 'header', name: 'apikey', description: 'The same key in an apikey header (what supabase-js sends)' },
       },
       schemas,
+    },
+  }
+}
+
+/** The schemas of the webhook-endpoints routes: an endpoint, the create answer (with the secret) and the bodies. */
+function webhookEndpointSchemas(): Record<string, JsonSchema> {
+  const nullableString = { type: ['string', 'null'] }
+  const endpoint = {
+    type: 'object',
+    description: 'A webhook endpoint of the team: where its events go and which ones',
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      url: { type: 'string', format: 'uri' },
+      description: { type: 'string' },
+      events: { type: 'array', items: { type: 'string' }, description: 'Event types (`<table>.created|updated|deleted`, `invitation.*`) or "*"' },
+      enabled: { type: 'boolean' },
+      disabled_reason: nullableString,
+      disabled_at: { ...nullableString, format: 'date-time' },
+      failing_since: { ...nullableString, format: 'date-time' },
+      created_at: { type: 'string', format: 'date-time' },
+      updated_at: { type: 'string', format: 'date-time' },
+      created_by_api_key_id: { ...nullableString, format: 'uuid', description: 'The API key that subscribed it; null when made in Settings > Webhooks' },
+      created_by_api_key_name: nullableString,
+    },
+  }
+  return {
+    webhook_endpoint: endpoint,
+    webhook_endpoint_created: {
+      ...endpoint,
+      properties: { ...endpoint.properties, secret: { type: 'string', description: 'The team\'s signing secret (whsec_...), in this answer only: verify each delivery\'s webhook-signature with it' } },
+    },
+    webhook_endpoint_create: bodySchema(CreateWebhookEndpointBody),
+    webhook_endpoint_update: bodySchema(UpdateWebhookEndpointBody),
+  }
+}
+
+/**
+ * The webhook-endpoints routes (REST hooks): subscribing needs the key's own `webhooks` scope,
+ * "read" for GET and "write" for the rest; given a key's scopes, only those it may call.
+ */
+function webhookEndpointPaths(scopes?: ApiKeyScopes): Record<string, unknown> {
+  const canRead = !scopes || webhooksScopeAllows(scopes, 'read')
+  const canWrite = !scopes || webhooksScopeAllows(scopes, 'write')
+  if (!canRead) return {}
+  const json = (name: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } })
+  const ok = (description: string, name: string) => ({ description, headers: rateLimitHeaders, content: json(name) })
+  const common = {
+    401: errorResponse('No key, or an unknown, revoked or expired one', { 'WWW-Authenticate': header('Bearer') }),
+    403: errorResponse('The key\'s scopes lack "webhooks" with the access this operation needs'),
+    429: errorResponse('Over the key\'s rate limit; nothing was done', { 'Retry-After': header('Seconds to wait', { type: 'integer' }) }),
+  }
+  const notFound = errorResponse('No endpoint with that id in the key\'s team')
+  const invalid = errorResponse('The body is invalid (a field, an unknown event type, or a URL that points at a private address); nothing was written')
+  const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }
+  const tag = ['webhook endpoints']
+  return {
+    '/api/v1/webhook-endpoints': {
+      get: { operationId: 'list_webhook_endpoints', tags: tag, summary: 'List the team\'s webhook endpoints', responses: { 200: { description: 'The endpoints, oldest first', headers: rateLimitHeaders, content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/webhook_endpoint' } } } } }, ...common } },
+      ...(canWrite
+        ? { post: { operationId: 'create_webhook_endpoint', tags: tag, summary: 'Subscribe an endpoint to events', requestBody: { required: true, content: json('webhook_endpoint_create') }, responses: { 201: ok('Subscribed; the answer holds the signing secret, this once', 'webhook_endpoint_created'), 400: invalid, ...common } } }
+        : {}),
+    },
+    '/api/v1/webhook-endpoints/{id}': {
+      get: { operationId: 'get_webhook_endpoint', tags: tag, parameters: [idParameter], summary: 'One webhook endpoint', responses: { 200: ok('The endpoint', 'webhook_endpoint'), 404: notFound, ...common } },
+      ...(canWrite
+        ? {
+            patch: { operationId: 'update_webhook_endpoint', tags: tag, parameters: [idParameter], summary: 'Change an endpoint\'s URL, description, events or enabled', requestBody: { required: true, content: json('webhook_endpoint_update') }, responses: { 200: ok('The changed endpoint', 'webhook_endpoint'), 400: invalid, 404: notFound, ...common } },
+            delete: { operationId: 'delete_webhook_endpoint', tags: tag, parameters: [idParameter], summary: 'Unsubscribe: delete the endpoint and its deliveries', responses: { 204: { description: 'Deleted', headers: rateLimitHeaders }, 404: notFound, ...common } },
+          }
+        : {}),
     },
   }
 }

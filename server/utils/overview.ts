@@ -64,7 +64,7 @@ function writesPerDay(rows: { day: string, source: string, count: number }[]): N
   const today = new Date()
   for (let i = chartDays - 1; i >= 0; i--) {
     const day = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i)).toISOString().slice(0, 10)
-    const counts = { web: 0, api: 0, chat: 0, system: 0 }
+    const counts = { web: 0, api: 0, chat: 0, mcp: 0, system: 0 }
     for (const row of rows) {
       if (row.day === day && row.source in counts) counts[row.source as keyof typeof counts] = row.count
     }

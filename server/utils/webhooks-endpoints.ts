@@ -18,7 +18,10 @@ export interface EndpointInput {
 /** After this long failing every attempt an endpoint is disabled. */
 export const autoDisableAfterDays = 5
 
-const endpointColumns = 'id, url, description, events, enabled, disabled_reason, disabled_at, failing_since, created_at, updated_at'
+// the key that subscribed the endpoint, by name (the scalar subquery reads the endpoint's own row in every statement)
+const endpointColumns = `id, url, description, events, enabled, disabled_reason, disabled_at, failing_since, created_at, updated_at,
+  created_by_api_key_id, (select k.name from public.api_keys k
+    where k.id = webhook_endpoints.created_by_api_key_id and k.team_id = webhook_endpoints.team_id) as created_by_api_key_name`
 
 /** The event types endpoints may subscribe to, from the table registry. */
 export async function subscribableEventTypes(): Promise<string[]> {
@@ -49,17 +52,24 @@ export async function listWebhookEndpoints(client: AuditedClient, teamId: string
   return rows
 }
 
-/** Adds an endpoint; its events apply to writes committed from now on. */
-export async function createWebhookEndpoint(client: AuditedClient, teamId: string, input: EndpointInput & { url: string, events: string[] }): Promise<WebhookEndpoint> {
+/** One endpoint of the team; 404 for another team's. */
+export async function getWebhookEndpoint(client: AuditedClient, teamId: string, endpointId: string): Promise<WebhookEndpoint> {
+  const { rows } = await client.read<WebhookEndpoint>(`select ${endpointColumns} from public.webhook_endpoints where id = $1 and team_id = $2`, [endpointId, teamId])
+  if (!rows[0]) throw notFound()
+  return rows[0]
+}
+
+/** Adds an endpoint (made by `apiKeyId` when a key subscribed it); its events apply to writes committed from now on. */
+export async function createWebhookEndpoint(client: AuditedClient, teamId: string, input: EndpointInput & { url: string, events: string[] }, apiKeyId: string | null = null): Promise<WebhookEndpoint> {
   await validateEndpoint(input)
   return client.transaction(async (tx) => {
     await ensureWebhookSecret(tx, teamId)
     const enabled = input.enabled ?? true
     const { rows } = await tx.query<WebhookEndpoint>(
-      `insert into public.webhook_endpoints (team_id, url, description, events, enabled, disabled_reason, disabled_at)
-       values ($1, $2, $3, $4, $5, case when $5 then null else 'Created disabled' end, case when $5 then null else now() end)
+      `insert into public.webhook_endpoints (team_id, url, description, events, enabled, disabled_reason, disabled_at, created_by_api_key_id)
+       values ($1, $2, $3, $4, $5, case when $5 then null else 'Created disabled' end, case when $5 then null else now() end, $6)
        returning ${endpointColumns}`,
-      [teamId, input.url, input.description ?? '', [...new Set(input.events)], enabled],
+      [teamId, input.url, input.description ?? '', [...new Set(input.events)], enabled, apiKeyId],
     )
     return rows[0]!
   })

@@ -43,5 +43,5 @@ export interface Overview {
   latest: ActivityEntry[]
   names: Record<string, string>
   /** Writes per UTC day and source over the last 14 days; null without activity.view. */
-  writes_by_day: { day: string, web: number, api: number, chat: number, system: number }[] | null
+  writes_by_day: { day: string, web: number, api: number, chat: number, mcp: number, system: number }[] | null
 }

@@ -12,6 +12,9 @@ export interface WebhookEndpoint {
   failing_since: string | null
   created_at: string
   updated_at: string
+  /** The API key that subscribed it through the public API (null: made in Settings > Webhooks). */
+  created_by_api_key_id: string | null
+  created_by_api_key_name: string | null
 }
 
 /** One attempt to deliver: the receiver's status code (or the error), how long it took and the start of its answer. */

@@ -21,6 +21,19 @@ export function scopeAccess(scopes: ApiKeyScopes, table: string): ApiKeyAccess |
   return (Object.hasOwn(scopes, table) ? scopes[table] : scopes['*']) ?? null
 }
 
+/**
+ * The scope that lets a key list, subscribe and unsubscribe the team's webhook endpoints. Only its
+ * own entry grants it: "*" means every table, and a key that may write every table may not
+ * thereby send the team's events to an address of its choice.
+ */
+export const webhooksScope = 'webhooks'
+
+/** Whether the scopes allow `needed` on the team's webhook endpoints (their own `webhooks` entry only). */
+export function webhooksScopeAllows(scopes: ApiKeyScopes, needed: ApiKeyAccess): boolean {
+  const access = Object.hasOwn(scopes, webhooksScope) ? scopes[webhooksScope] : null
+  return access === 'write' || (access === 'read' && needed === 'read')
+}
+
 /** Whether the scopes allow `needed` on the table (write includes read). */
 export function scopeAllows(scopes: ApiKeyScopes, table: string, needed: ApiKeyAccess): boolean {
   const access = scopeAccess(scopes, table)
@@ -29,13 +42,15 @@ export function scopeAllows(scopes: ApiKeyScopes, table: string, needed: ApiKeyA
 
 /** A key's access in a few words: "All tables", "All tables, read-only", or the tables and their access. */
 export function describeScopes(scopes: ApiKeyScopes): string {
-  const entries = Object.entries(scopes)
-  if (entries.length === 1 && scopes['*']) return scopes['*'] === 'write' ? 'All tables' : 'All tables, read-only'
+  const { [webhooksScope]: webhooks, ...tables } = scopes
+  const entries = Object.entries(tables)
   const level = (access: ApiKeyAccess) => (access === 'write' ? 'read and write' : 'read')
-  return entries
-    .sort(([a], [b]) => (a === '*' ? -1 : b === '*' ? 1 : a.localeCompare(b)))
-    .map(([table, access]) => `${table === '*' ? 'other tables' : table}: ${level(access)}`)
-    .join(', ')
+  const onTables = entries.length === 1 && tables['*']
+    ? [tables['*'] === 'write' ? 'All tables' : 'All tables, read-only']
+    : entries
+        .sort(([a], [b]) => (a === '*' ? -1 : b === '*' ? 1 : a.localeCompare(b)))
+        .map(([table, access]) => `${table === '*' ? 'other tables' : table}: ${level(access)}`)
+  return [...onTables, ...(webhooks ? [`webhook endpoints: ${level(webhooks)}`] : [])].join(', ')
 }
 
 /** Body of POST /api/teams/{teamId}/api-keys. */

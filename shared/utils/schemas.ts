@@ -55,7 +55,7 @@ export const UpdateTeamBody = z.object({
 
 export const MemberRoleBody = z.object({ role: z.enum(roles) })
 
-export const activitySources = ['web', 'api', 'chat', 'system'] as const
+export const activitySources = ['web', 'api', 'chat', 'mcp', 'system'] as const
 export const activityActions = ['insert', 'update', 'delete'] as const
 export type ActivitySource = typeof activitySources[number]
 export type ActivityAction = typeof activityActions[number]

@@ -19,9 +19,9 @@ const readOnly = (view: Permission): TableActionPermissions => ({
 })
 
 /**
- * The chat table registry: a table absent from this map is
- * invisible to every chat tool. Adding a table: its migration grants SELECT to chat_reader with
- * a team policy, then one line here.
+ * The chat's tables besides the domain tables, which need no line here: their migration's
+ * register_domain_table grants SELECT to chat_reader with the team policy, and every domain table
+ * is a chat table with its `<table>.<action>` permissions.
  */
 export const tablePermissions: Record<string, TableActionPermissions> = {
   projects: domainTable('projects'),

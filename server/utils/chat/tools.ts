@@ -1,15 +1,13 @@
 import { jsonSchema, tool, type ToolSet } from 'ai'
 import { z } from 'zod'
 import { can, type CrudAction } from '#shared/permissions'
-import type { DeleteRecordOutput, QueryDatabaseOutput, ToolFailure, WebSearchOutput, WriteAction, WriteProposal, WriteRecordOutput } from '#shared/types/chat'
-import { chatQueryAttemptLimit, writeToolName } from '#shared/utils/chat-tools'
+import type { QueryDatabaseOutput, ToolFailure, WebSearchOutput, WriteAction, WriteProposal } from '#shared/types/chat'
+import { chatQueryAttemptLimit, isToolFailure } from '#shared/utils/chat-tools'
 import { createAuditedClient } from '../audited-client'
-import { createRecord, deleteRecord, recordSchemas, updateRecord } from '../records'
 import { useTableRegistry, type TableInfo } from '../table-registry'
 import type { ChatCaller } from './access'
+import { queryDatabase, queryDatabaseTool, runWriteTool, toolInputJsonSchema, writeToolDefinitions } from './data-tools'
 import { writeProposal } from './proposals'
-import { ChatQueryRefused, runChatQuery } from './query-runner'
-import { useChatQueryTarget } from './query-pool'
 import { chatTablePermissions, tablePermissions } from './table-permissions'
 
 /** The registered tables that exist in the catalog, and every domain table, by name. */
@@ -29,39 +27,8 @@ export function tablesAllowed(tables: Map<string, TableInfo>, caller: Pick<ChatC
   return [...tables.values()].filter(table => can(caller.role, chatTablePermissions(table.name)[action]))
 }
 
-/**
- * An error of a write as the model sees it: the message, plus what the column or constraint it
- * names allows (a `one of` list, a CHECK definition), so that the model can correct itself.
- */
-export function toolFailure(table: TableInfo, error: unknown): ToolFailure {
-  const message = (error as { statusMessage?: string, message?: string }).statusMessage ?? (error as Error).message ?? 'The write failed'
-  const failure: ToolFailure = { error: message }
-  const field = /^([a-z_][a-z0-9_]*): /.exec(message)?.[1]
-  const column = table.columns.find(c => c.name === field)
-  if (column) {
-    failure.field = column.name
-    if (column.allowedValues) failure.allowed_values = column.allowedValues
-    const checks = table.checks.filter(check => check.columns.includes(column.name))
-    if (checks.length) failure.constraints = checks.map(check => ({ name: check.name, definition: check.definition }))
-  }
-  const named = table.checks.find(check => message.includes(check.name))
-  if (named && !failure.constraints) failure.constraints = [{ name: named.name, definition: named.definition }]
-  return failure
-}
-
-async function attempt<T>(table: TableInfo, fn: () => Promise<T>): Promise<T | ToolFailure> {
-  try {
-    return await fn()
-  }
-  catch (error) {
-    if ((error as { statusCode?: number }).statusCode && (error as { statusCode: number }).statusCode < 500) return toolFailure(table, error)
-    console.error('[chat] write tool failed', error)
-    return { error: 'The write failed on the server; nothing was changed.' }
-  }
-}
-
 /** The model gets the typed JSON Schema; validation happens once, in the records service, after approval. */
-const modelSchema = (schema: z.ZodType) => jsonSchema<Record<string, unknown>>(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Parameters<typeof jsonSchema>[0])
+const modelSchema = (schema: z.ZodType) => jsonSchema<Record<string, unknown>>(toolInputJsonSchema(schema) as Parameters<typeof jsonSchema>[0])
 
 /** What the tools of one answer share: failed statements so far, and the write proposals as sentences. */
 export interface ChatTurnState {
@@ -93,52 +60,17 @@ function approvalOf(schema: z.ZodType, action: WriteAction, table: TableInfo, re
  */
 export function writeTools(tables: Map<string, TableInfo>, registry: Map<string, TableInfo>, caller: WriteCaller, chatId: string, state: ChatTurnState): ToolSet {
   const client = createAuditedClient(caller.db, { actorId: caller.userId, teamId: caller.teamId, source: 'chat', sourceRef: chatId })
+  const allows = (table: TableInfo, action: WriteAction) => can(caller.role, chatTablePermissions(table.name)[action])
   const tools: ToolSet = {}
-  for (const table of tablesAllowed(tables, caller, 'create').filter(t => t.isDomain)) {
-    const { create } = recordSchemas(table)
-    tools[writeToolName('create', table.name)] = tool({
-      description: `Create one ${table.name} record in the team. The user approves it before it runs.`,
-      inputSchema: modelSchema(create),
-      needsApproval: approvalOf(create, 'create', table, registry, caller, state),
-      execute: (input): Promise<WriteRecordOutput | ToolFailure> => attempt(table, async () => ({ record: await createRecord(client, table, input) as WriteRecordOutput['record'] })),
-    })
-  }
-  for (const table of tablesAllowed(tables, caller, 'update').filter(t => t.isDomain)) {
-    const update = recordSchemas(table).update.extend({ id: z.uuid().describe(`The id of the ${table.name} record to change`) })
-    tools[writeToolName('update', table.name)] = tool({
-      description: `Change columns of one ${table.name} record of the team, by id. The user approves it before it runs.`,
-      inputSchema: modelSchema(update),
-      needsApproval: approvalOf(update, 'update', table, registry, caller, state),
-      execute: ({ id, ...changes }): Promise<WriteRecordOutput | ToolFailure> => attempt(table, async () => ({ record: await updateRecord(client, table, String(id), changes) as WriteRecordOutput['record'] })),
-    })
-  }
-  for (const table of tablesAllowed(tables, caller, 'delete').filter(t => t.isDomain)) {
-    const target = z.strictObject({ id: z.uuid().describe(`The id of the ${table.name} record to delete`) })
-    tools[writeToolName('delete', table.name)] = tool({
-      description: `Delete one ${table.name} record of the team, by id. The user approves it before it runs.`,
-      inputSchema: modelSchema(target),
-      needsApproval: approvalOf(target, 'delete', table, registry, caller, state),
-      execute: (input): Promise<DeleteRecordOutput | ToolFailure> => attempt(table, async () => {
-        await deleteRecord(client, table, String(input.id))
-        return { deleted: String(input.id) }
-      }),
+  for (const definition of writeToolDefinitions(tables, allows)) {
+    tools[definition.name] = tool({
+      description: `${definition.description} The user approves it before it runs.`,
+      inputSchema: modelSchema(definition.schema),
+      needsApproval: approvalOf(definition.schema, definition.action, definition.table, registry, caller, state),
+      execute: input => runWriteTool(client, definition, input),
     })
   }
   return tools
-}
-
-const maxResultChars = 50_000
-
-/** The leading rows that fit in what a model should read at once. */
-function fitRows(rows: unknown[][]): unknown[][] {
-  let size = 0
-  const fitting: unknown[][] = []
-  for (const row of rows) {
-    size += JSON.stringify(row).length
-    if (size > maxResultChars) break
-    fitting.push(row)
-  }
-  return fitting
 }
 
 /** A failed statement's error as the model reads it, with how many tries it has left in this answer. */
@@ -153,29 +85,17 @@ function queryFailure(message: string, state: ChatTurnState): ToolFailure {
 function queryTool(tables: Map<string, TableInfo>, caller: ChatCaller, state: ChatTurnState) {
   const readable = new Set(tablesAllowed(tables, caller, 'view').map(table => table.name))
   return tool({
-    description: 'Run one read-only PostgreSQL SELECT over the team\'s tables and get the rows back. '
-      + 'Only the current team\'s rows are visible; do not filter by team_id. '
+    description: `${queryDatabaseTool.description} `
       + `If a statement fails, its error comes back so you can fix it; at most ${chatQueryAttemptLimit} statements may fail per answer.`,
-    inputSchema: z.object({ sql: z.string().min(1).max(10_000).describe('One SELECT statement') }),
+    inputSchema: queryDatabaseTool.schema,
     execute: async ({ sql }): Promise<QueryDatabaseOutput | ToolFailure> => {
       if (state.failedQueries >= chatQueryAttemptLimit) {
         // counted too: the answer stops after this step (queryAttemptsExhausted)
         state.failedQueries += 1
         return { error: `Not run: ${chatQueryAttemptLimit} statements already failed in this answer. Answer the user without querying again.`, attempts_left: 0 }
       }
-      try {
-        const result = await runChatQuery(await useChatQueryTarget(), sql, caller.teamId, readable)
-        const rows = fitRows(result.rows)
-        const note = rows.length < result.rows.length
-          ? `The rows are too large to show in full; only the first ${rows.length} are shown. Select fewer or shorter columns.`
-          : result.truncated
-        return { columns: result.columns, rows, row_count: rows.length, ...(note ? { note } : {}) }
-      }
-      catch (error) {
-        if (error instanceof ChatQueryRefused) return queryFailure(`Refused: ${error.message}`, state)
-        // a database error about the model's own statement (unknown column, bad cast, timeout)
-        return queryFailure((error as Error).message, state)
-      }
+      const output = await queryDatabase(caller.teamId, readable, sql)
+      return isToolFailure(output) ? queryFailure(output.error, state) : output
     },
   })
 }

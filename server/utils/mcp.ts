@@ -1,0 +1,105 @@
+// The team's data over the Model Context Protocol: the chat's tools (chat/data-tools.ts) served to
+// an AI agent that holds a team API key. The key's scopes choose the tools; its write scope stands
+// for the chat's per-write approval (the agent's own client asks its user before a call).
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { H3Event } from 'h3'
+import { isToolFailure } from '#shared/utils/chat-tools'
+import { scopeAllows } from '#shared/utils/api-keys'
+import type { AuthenticatedKey } from './api-keys'
+import { createAuditedClient } from './audited-client'
+import { queryDatabase, queryDatabaseTool, runWriteTool, toolInputJsonSchema, writeToolDefinitions } from './chat/data-tools'
+
+/** One tool as an MCP client lists it, and how it runs. */
+interface McpTool {
+  listed: Tool
+  run: (input: Record<string, unknown>) => Promise<object>
+}
+
+/**
+ * The tools a key may use: query_database over the domain tables the key may read (as chat_reader
+ * bound to the key's team and those tables; listed when it may read at least one), and
+ * create/update/delete of each domain table it may write, which write with source `mcp`, the
+ * key's creator as actor and the key's id as source_ref.
+ */
+export async function mcpTools(apiKey: AuthenticatedKey): Promise<Map<string, McpTool>> {
+  const tables = new Map((await domainTables()).map(table => [table.name, table]))
+  const readable = new Set([...tables.keys()].filter(name => scopeAllows(apiKey.scopes, name, 'read')))
+  const tools = new Map<string, McpTool>()
+  if (readable.size) {
+    tools.set(queryDatabaseTool.name, {
+      listed: {
+        name: queryDatabaseTool.name,
+        description: `${queryDatabaseTool.description} Tables: ${[...readable].sort().join(', ')}.`,
+        inputSchema: toolInputJsonSchema(queryDatabaseTool.schema) as Tool['inputSchema'],
+        annotations: { readOnlyHint: true },
+      },
+      run: async (input) => {
+        const parsed = queryDatabaseTool.schema.safeParse(input)
+        if (!parsed.success) return { error: 'sql: give one SELECT statement as text' }
+        return queryDatabase(apiKey.team_id, readable, parsed.data.sql)
+      },
+    })
+  }
+  const client = createAuditedClient(await useDb(), { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'mcp', sourceRef: apiKey.id, apiKeyId: apiKey.id })
+  for (const definition of writeToolDefinitions(tables, table => scopeAllows(apiKey.scopes, table.name, 'write'))) {
+    tools.set(definition.name, {
+      listed: {
+        name: definition.name,
+        description: definition.description,
+        inputSchema: toolInputJsonSchema(definition.schema) as Tool['inputSchema'],
+        annotations: { readOnlyHint: false, destructiveHint: definition.action !== 'create', idempotentHint: definition.action !== 'create' },
+      },
+      run: input => runWriteTool(client, definition, input),
+    })
+  }
+  return tools
+}
+
+/** An MCP server with the key's tools; one per request (the transport is stateless). */
+function mcpServer(tools: Map<string, McpTool>): Server {
+  const server = new Server({ name: 'team-workspace', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools.values()].map(tool => tool.listed) }))
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const tool = tools.get(request.params.name)
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `No tool named ${request.params.name.slice(0, 100)} for this API key (its scopes decide the tools)`)
+    const output = await tool.run(request.params.arguments ?? {})
+    return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output as Record<string, unknown>, isError: isToolFailure(output) }
+  })
+  return server
+}
+
+/**
+ * Answers one MCP request (a JSON-RPC message already parsed) for a key: a stateless Streamable
+ * HTTP transport that answers in JSON, and a server with the key's tools, both dropped after it.
+ */
+export async function handleMcpRequest(event: H3Event, apiKey: AuthenticatedKey, message: unknown): Promise<Response> {
+  const server = mcpServer(await mcpTools(apiKey))
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+  await server.connect(transport)
+  try {
+    return await transport.handleRequest(toWebRequest(event), { parsedBody: message })
+  }
+  finally {
+    await server.close()
+  }
+}
+
+/**
+ * The request's JSON-RPC message. A batch of more than one message is a 400: every tool call
+ * counts against the key's rate limit once per HTTP request, so one request carries one message.
+ */
+export async function readMcpMessage(event: H3Event): Promise<unknown> {
+  let message: unknown
+  try {
+    message = JSON.parse(await readRawBody(event) ?? '')
+  }
+  catch {
+    throw createError({ statusCode: 400, statusMessage: 'The body must be one JSON-RPC message' })
+  }
+  if (Array.isArray(message) && message.length !== 1) {
+    throw createError({ statusCode: 400, statusMessage: 'Send one JSON-RPC message per request (each request counts against the API key\'s rate limit); batches are not accepted' })
+  }
+  return message
+}
