@@ -1,4 +1,14 @@
+import type { AsyncDataRequestStatus } from '#app'
+
 type Body = Record<string, unknown>
+
+/** A loaded route as AppAsyncState shows it (useTeamFetch's result): its data, status and error, and how to load it again. */
+export interface AsyncFetch<T> {
+  data: Readonly<Ref<T | null | undefined>>
+  status: Readonly<Ref<AsyncDataRequestStatus>>
+  error: Readonly<Ref<unknown>>
+  refresh: () => Promise<unknown>
+}
 
 /**
  * The current team's routes, from one place: `url('/members')` is `/api/teams/{current}/members`,
@@ -21,7 +31,7 @@ export function useTeamApi() {
 /**
  * Loads a route of the current team (`useTeamFetch<Member[]>('/members')`) without blocking the
  * page, again when the team changes; returns useAsyncData's `{ data, status, error, refresh }`,
- * which `<AppAsyncState>` displays. `immediate: false` leaves it unloaded (e.g. without permission).
+ * which `<AppAsyncState :fetched="…">` displays. `immediate: false` leaves it unloaded (e.g. without permission).
  */
 export function useTeamFetch<T>(path: MaybeRefOrGetter<string>, options: { immediate?: boolean } = {}) {
   const { url } = useTeamApi()

@@ -24,6 +24,11 @@ export function actionsColumn<T>(menu: (row: T) => { label: string, items: Dropd
   return { id: 'actions', header: srOnly('Actions'), meta: { class: { td: 'w-0 text-right' } }, cell: ({ row }) => h(AppRowMenu, menu(row.original)) }
 }
 
+/** The last column of a table whose rows have a few actions as buttons (the `#actions-cell` slot), under an unlabelled header named for screen readers. */
+export function buttonsColumn<T>(): TableColumn<T> {
+  return { id: 'actions', header: srOnly('Actions'), meta: { class: { td: 'w-0 text-right' } } }
+}
+
 /** The first column of an expandable table: a button that shows or hides the row's `what` ("Changes": "Show changes"), the `#expanded` slot. */
 export function expandColumn<T>(what: string): TableColumn<T> {
   const noun = what.toLowerCase()

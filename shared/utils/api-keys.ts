@@ -97,7 +97,10 @@ export function apiKeyStatus(apiKey: Pick<ApiKey, 'revoked_at' | 'expires_at'>, 
   return 'active'
 }
 
-/** How the UI shows a key: `sk_...` followed by its prefix. */
+/**
+ * How the UI names a key: its first 8 characters (the stored prefix) and an ellipsis, as the key
+ * itself begins (`Xk3v9QaZ…`), so that a key in hand can be matched to its row.
+ */
 export function displayedKeyPrefix(keyPrefix: string): string {
-  return `sk_...${keyPrefix}`
+  return `${keyPrefix}…`
 }

@@ -40,7 +40,25 @@ const pages: PageCase[] = [
   { path: seed => `/app/data/tasks/${seed.taskId}`, role: 'owner' },
   { path: () => '/app/chat', role: 'owner' },
   { path: seed => `/app/chat/${seed.chatId}`, role: 'owner' },
+  { path: seed => `/app/chat/${seed.chatId}`, role: 'owner', setup: converse },
 ]
+
+/** Brings the chat to a conversation: a question, a query with its chart and table, and an answer. */
+async function converse(page: Page) {
+  model.enqueue(
+    { toolCalls: [{ name: 'query_database', input: { sql: 'select status, count(*)::int as tasks from tasks group by status order by status' } }] },
+    { text: 'All open tasks are **todo**.' },
+  )
+  await page.getByRole('textbox', { name: 'Your question' }).fill('How many tasks per status?')
+  await page.keyboard.press('Enter')
+  await expect(page.getByText('All open tasks are').last()).toBeVisible()
+  await expect(page.getByRole('button', { name: 'Send' })).toBeVisible()
+  // colours are judged once transitions (fades) have ended
+  await page.waitForFunction(() => document.getAnimations().every(animation => animation.playState !== 'running'))
+}
+
+// each page's check stands alone: the two workers share them out (each with its own app and seed)
+test.describe.configure({ mode: 'parallel' })
 
 const widths = [390, 820, 1440]
 const schemes = ['light', 'dark'] as const
@@ -61,6 +79,8 @@ test.beforeAll(async () => {
   await owner.patch(`/api/teams/${teamId}`, { webhook_url: 'https://hooks.example.com/team' })
 
   const key = await expectCreated(owner, `/api/teams/${teamId}/api-keys`, { name: 'Nightly sync', expires_at: null })
+  // a second key with a real, long name: the key list stays within its card at every width
+  await expectCreated(owner, `/api/teams/${teamId}/api-keys`, { name: 'Zapier: onboarding automations for the customer support team', expires_at: null })
   const invitation = await expectCreated(owner, `/api/teams/${teamId}/invitations`, { email: uniqueEmail('invitee'), role: 'member' })
   const task = await fetch(`${app.url}/api/v1/tasks`, {
     method: 'POST',
@@ -126,9 +146,48 @@ async function check(browser: Browser, entry: PageCase, problems: string[]) {
 }
 
 for (const entry of pages) {
-  test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id' })} as ${entry.role}`, async ({ browser }) => {
+  test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id' })} as ${entry.role}${entry.setup ? ` (${entry.setup.name})` : ''}`, async ({ browser }) => {
     const problems: string[] = []
     await check(browser, entry, problems)
     expect(problems).toEqual([])
   })
 }
+
+test('at 390 px each activity row\'s history button is on the screen, with records and people of long names', async ({ browser }) => {
+  const owner = await signUp(app, { email: uniqueEmail('a11y-history'), name: 'Bartholomew Featherstonehaugh-Montgomery' })
+  const teamId = await createTeam(owner, 'History Team')
+  const key = await expectCreated(owner, `/api/teams/${teamId}/api-keys`, { name: 'Nightly warehouse sync for the EU production cluster', expires_at: null })
+  for (const title of ['Prepare the quarterly report for the board and the investors', 'Call']) {
+    const created = await fetch(`${app.url}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { 'authorization': `Bearer ${key.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title }),
+    })
+    expect(created.status).toBe(201)
+  }
+  const fromBrowser = await owner.post(`/api/teams/${teamId}/records/tasks`, { title: 'Rewrite the onboarding guide for new support engineers' })
+  expect(fromBrowser.status).toBe(201)
+
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 } })
+  const [name, value] = owner.cookie.split('=')
+  await context.addCookies([{ name: name!, value: value!, url: app.url }])
+  const page = await context.newPage()
+  await openPage(page, app.url, '/app/activity')
+  const table = page.getByTestId('activity-table')
+  const historyButtons = table.getByRole('button', { name: /^History of / })
+  await expect(historyButtons.first()).toBeVisible()
+  expect(await historyButtons.count()).toBeGreaterThanOrEqual(3)
+  const sideways = await page.evaluate(() => {
+    const root = document.scrollingElement!
+    const container = document.querySelector<HTMLElement>('[data-testid="activity-table"]')!
+    return { page: root.scrollWidth - root.clientWidth, table: container.scrollWidth - container.clientWidth }
+  })
+  expect(sideways).toEqual({ page: 0, table: 0 })
+  for (const button of await historyButtons.all()) {
+    const box = (await button.boundingBox())!
+    expect(box.x).toBeGreaterThanOrEqual(0)
+    expect(box.x + box.width).toBeLessThanOrEqual(390)
+  }
+  await page.screenshot({ path: 'test-results/activity-390.png', fullPage: true })
+  await context.close()
+})

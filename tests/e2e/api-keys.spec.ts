@@ -39,6 +39,9 @@ test('an owner creates a key, an integration uses it, the owner revokes it and t
   await expect(secretDialog.getByText('It cannot be seen again')).toBeVisible()
   const key = await secretDialog.getByLabel('API key').inputValue()
   expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/)
+  // the modal says how the list will name this key: its own first 8 characters
+  const shownAs = `${key.slice(0, 8)}…`
+  await expect(secretDialog.getByTestId('api-key-shown-as')).toHaveText(shownAs)
   await page.screenshot({ path: 'test-results/api-keys-secret.png' })
   // not dismissible until the key is stored: Escape does nothing and Done is disabled
   await page.keyboard.press('Escape')
@@ -49,7 +52,7 @@ test('an owner creates a key, an integration uses it, the owner revokes it and t
   await expect(secretDialog).toBeHidden()
 
   const row = page.locator('tbody tr').filter({ hasText: 'Nightly sync' })
-  await expect(row).toContainText(`sk_...${key.slice(0, 8)}`)
+  await expect(row).toContainText(shownAs)
   await expect(row).toContainText('Kim Keys')
   await expect(row).toContainText('Never')
   await expect(row.getByText('Active', { exact: true })).toBeVisible()
@@ -62,23 +65,24 @@ test('an owner creates a key, an integration uses it, the owner revokes it and t
   await page.reload()
   await expect(row).not.toContainText('Never')
 
-  // Cancel closes the confirmation and gives focus back to the row's menu button
-  const rowActions = row.getByRole('button', { name: 'Actions for Nightly sync' })
-  await rowActions.click()
-  await page.getByRole('menuitem', { name: 'Revoke' }).click()
+  // Cancel closes the confirmation, revokes nothing and gives focus back to the row's Revoke button
+  const revokeButton = row.getByRole('button', { name: 'Revoke Nightly sync' })
+  await expect(row.getByRole('button', { name: 'Roll Nightly sync' })).toBeVisible()
+  await revokeButton.click()
   const revokeDialog = page.getByRole('dialog', { name: 'Revoke Nightly sync?' })
+  await expect(revokeDialog).toContainText(shownAs)
   await revokeDialog.getByRole('button', { name: 'Cancel' }).click()
   await expect(revokeDialog).toBeHidden()
-  await expect(rowActions).toBeFocused()
+  await expect(revokeButton).toBeFocused()
   await expect(row.getByText('Active', { exact: true })).toBeVisible()
+  expect((await callTasks(key)).status).toBe(200)
 
-  await rowActions.click()
-  await page.getByRole('menuitem', { name: 'Revoke' }).click()
-  await expect(revokeDialog).toContainText(`sk_...${key.slice(0, 8)}`)
+  await revokeButton.click()
   await revokeDialog.getByRole('button', { name: 'Revoke key' }).click()
+  await expect(revokeDialog).toBeHidden()
   await expect(row.getByText('Revoked', { exact: true })).toBeVisible()
   // a revoked key has no action left
-  await expect(row.getByRole('button', { name: 'Actions for Nightly sync' })).toHaveCount(0)
+  await expect(row.getByRole('button')).toHaveCount(0)
   await page.screenshot({ path: 'test-results/api-keys.png', fullPage: true })
 
   const refused = await callTasks(key)
@@ -143,8 +147,7 @@ test('an owner creates a read-only key and a key for chosen tables, sees their a
   expect((await callTasks(tasksKey)).status).toBe(200)
   expect((await fetch(`${app.url}/api/v1/projects`, { headers: { authorization: `Bearer ${tasksKey}` } })).status).toBe(403)
 
-  await row.getByRole('button', { name: 'Actions for Task sync' }).click()
-  await page.getByRole('menuitem', { name: 'Roll' }).click()
+  await row.getByRole('button', { name: 'Roll Task sync' }).click()
   const rollDialog = page.getByRole('dialog', { name: 'Roll Task sync?' })
   await rollDialog.getByRole('combobox', { name: 'Old key' }).click()
   await page.getByRole('option', { name: 'Keep the old key for 1 hour' }).click()
@@ -159,4 +162,42 @@ test('an owner creates a read-only key and a key for chosen tables, sees their a
   expect((await callTasks(tasksKey)).status).toBe(200)
   expect((await fetch(`${app.url}/api/v1/projects`, { headers: { authorization: `Bearer ${rolled}` } })).status).toBe(403)
   await expect(page.locator('tbody tr').filter({ hasText: 'Task sync' })).toHaveCount(2)
+})
+
+test('two keys with long names fit the page at 390, 820 and 1440 px: each row shows its key\'s first characters and its Roll and Revoke buttons on screen', async ({ page }) => {
+  const email = uniqueEmail('widths')
+  const owner = await signUp(app, { email, password, name: 'Wanda Widths' })
+  const teamId = await createTeam(owner, 'Wide Team')
+  const names = ['Nightly warehouse sync for the EU production reporting cluster', 'Zapier: onboarding automations for the customer support team']
+  const prefixes: string[] = []
+  for (const name of names) {
+    const created = await owner.post(`/api/teams/${teamId}/api-keys`, { name, expires_at: null })
+    expect(created.status).toBe(201)
+    prefixes.push(created.body.key_prefix)
+  }
+
+  await signInPage(page, app.url, email, '/app/settings/api-keys')
+  await expect(page).toHaveURL(`${app.url}/app/settings/api-keys`)
+  const table = page.getByTestId('api-keys-table')
+  for (const width of [390, 820, 1440]) {
+    await page.setViewportSize({ width, height: width < 800 ? 844 : 900 })
+    await expect(table.locator('tbody tr')).toHaveCount(2)
+    // nothing scrolls sideways: neither the page nor the table's own container
+    const overflow = await page.evaluate(() => {
+      const root = document.scrollingElement!
+      const container = document.querySelector<HTMLElement>('[data-testid="api-keys-table"]')!
+      return { page: root.scrollWidth - root.clientWidth, table: container.scrollWidth - container.clientWidth }
+    })
+    expect(overflow, `at ${width} px`).toEqual({ page: 0, table: 0 })
+    for (const [index, name] of names.entries()) {
+      const row = table.locator('tbody tr').filter({ hasText: name })
+      await expect(row.getByText(`${prefixes[index]}…`)).toBeVisible()
+      for (const action of ['Roll', 'Revoke']) {
+        const box = (await row.getByRole('button', { name: `${action} ${name}` }).boundingBox())!
+        expect(box.x, `${action} at ${width} px`).toBeGreaterThanOrEqual(0)
+        expect(box.x + box.width, `${action} at ${width} px`).toBeLessThanOrEqual(width)
+      }
+    }
+    await page.screenshot({ path: `test-results/api-keys-${width}.png`, fullPage: true })
+  }
 })

@@ -9,6 +9,9 @@ const password = e2ePassword
 let app: TestApp
 let model: ScriptedModelServer
 
+// each test signs up its own user and team: the two workers share them out (each with its own app and model)
+test.describe.configure({ mode: 'parallel' })
+
 test.beforeAll(async () => {
   model = await startScriptedModel()
   app = await startApp({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model.url, LLM_MODEL: 'scripted-model' })

@@ -41,8 +41,8 @@ describe('apiKeyStatus', () => {
     expect(apiKeyStatus(key, now)).toBe(status)
   })
 
-  it('shows the prefix as sk_...{prefix}', () => {
-    expect(displayedKeyPrefix('abcd1234')).toBe('sk_...abcd1234')
+  it('shows a key as its first 8 characters and an ellipsis, as the key itself begins', () => {
+    expect(displayedKeyPrefix('abcd1234')).toBe('abcd1234…')
   })
 })
 
