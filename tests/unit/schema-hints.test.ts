@@ -48,7 +48,7 @@ describe('schema hints for the chat model', () => {
   it('covers every table of the chat registry, the activity log included', () => {
     const hints = schemaHints(Object.keys(tablePermissions).map(name => catalog.get(name)!))
     for (const name of ['projects', 'tasks', 'notes', 'activity_log']) expect(hints).toContain(`Table ${name} -- `)
-    expect(hints).toContain('  - source: text, not null, one of: (\'web\', \'api\', \'chat\', \'system\')')
-    expect(hints).toContain('  - source_ref: text, nullable -- The chat id for writes made by the chat assistant.')
+    expect(hints).toContain('  - source: text, not null, one of: (\'web\', \'api\', \'chat\', \'mcp\', \'system\')')
+    expect(hints).toContain('  - source_ref: text, nullable -- The chat id for writes of the chat assistant; the API key id for writes of an MCP agent.')
   })
 })
