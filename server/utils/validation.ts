@@ -27,27 +27,31 @@ function unstorableText(text: string): string | null {
  * It walks with its own stack, so a body nested 100,000 levels deep is refused, not a stack overflow.
  */
 export function unstorableValue(value: unknown): string | null {
-  const stack: { item: unknown, path: string[] }[] = [{ item: value, path: [] }]
-  const named = (path: string[], problem: string) => {
-    const field = path.join('.').replaceAll('\u0000', '\\u0000').replace(/\p{Surrogate}/gu, '\uFFFD')
+  // a path names the field as validation errors do: `message.parts.0.text`, and `[1].title` for
+  // an element of a bulk body (an array at the top)
+  const stack: { item: unknown, path: string, depth: number }[] = [{ item: value, path: '', depth: 0 }]
+  const named = (path: string, problem: string) => {
+    const field = path.replaceAll('\u0000', '\\u0000').replace(/\p{Surrogate}/gu, '\uFFFD')
     return field ? `${field}: ${problem}` : problem
   }
   while (stack.length) {
-    const { item, path } = stack.pop()!
+    const { item, path, depth } = stack.pop()!
     if (typeof item === 'string') {
       const problem = unstorableText(item)
       if (problem) return named(path, problem)
       continue
     }
     if (item === null || typeof item !== 'object') continue
-    if (path.length >= maxBodyDepth) return `The input nests arrays and objects more than ${maxBodyDepth} levels deep`
+    if (depth >= maxBodyDepth) return `The input nests arrays and objects more than ${maxBodyDepth} levels deep`
+    const isArray = Array.isArray(item)
     const entries = Object.entries(item)
     // pushed last to first, so the first problem in reading order is the one named
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, child] = entries[i]!
-      const problem = unstorableText(key)
-      if (problem) return named([...path, key], problem)
-      stack.push({ item: child, path: [...path, key] })
+      const childPath = isArray && !path ? `[${key}]` : path ? `${path}.${key}` : key
+      const problem = isArray ? null : unstorableText(key)
+      if (problem) return named(childPath, problem)
+      stack.push({ item: child, path: childPath, depth: depth + 1 })
     }
   }
   return null
