@@ -5,6 +5,7 @@ import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type Api
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import type { Database, Queryable } from './db-drivers'
 import { cachedApiKey, forgetApiKey, isRevokedHash, keyCacheGeneration, listenForKeyChanges, rememberApiKey, rememberRevoked } from './key-cache'
+import { defineCounter } from './metrics'
 import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-limits'
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
@@ -148,6 +149,9 @@ export const keyLookupSql = `select id, team_id, created_by, scopes, revoked_at 
 
 type KeyLookupRow = AuthenticatedKey & { revoked: boolean, expired: boolean, expires_at_ms: number | null, recently_used: boolean }
 
+const keyCacheHits = defineCounter('api_key_cache_hits_total', 'Public API requests whose key this instance had in memory')
+const keyCacheMisses = defineCounter('api_key_cache_misses_total', 'Public API requests whose key was looked up in the database (unknown to this instance, or dropped)')
+
 const unauthorized = (message: string) => createError({ statusCode: 401, statusMessage: message })
 
 /**
@@ -174,6 +178,7 @@ export async function authApiKey(event: H3Event): Promise<{ apiKey: Authenticate
   const isCached = db.kind === 'postgres'
   if (isCached) await listenForKeyChanges()
   let cached = isCached ? cachedApiKey(hash) : undefined
+  if (isCached) (cached ? keyCacheHits : keyCacheMisses)().inc()
   let recentlyUsed = false
   if (!cached) {
     const generation = keyCacheGeneration()

@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, register, type Metric } from 'prom-client'
 import type { PoolUse } from './db-drivers'
-import { useDb } from './database'
 
 /**
  * The metric of that name on prom-client's default registry, made by `create` the first time
@@ -9,6 +8,12 @@ import { useDb } from './database'
  */
 export function sharedMetric<T extends Metric>(name: string, create: () => T): T {
   return (register.getSingleMetric(name) as T | undefined) ?? create()
+}
+
+/** A counter without labels, registered the first time it is counted and kept for the hot path. */
+export function defineCounter(name: string, help: string): () => Counter {
+  let metric: Counter | undefined
+  return () => (metric ??= sharedMetric(name, () => new Counter({ name, help })))
 }
 
 const httpRequests = () => sharedMetric('http_requests_total', () => new Counter({

@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { defineCounter } from './metrics'
 
 /**
  * One LISTEN connection per process. On Postgres it is a dedicated client on the direct connection
@@ -8,6 +9,8 @@ import pg from 'pg'
  * reconnection through onReconnect, because notifications sent meanwhile are lost. On the embedded
  * PGlite the database's own listen is used: one process, nothing to lose.
  */
+
+const notificationReconnects = defineCounter('notification_reconnects_total', 'Times the LISTEN connection was opened again after it was lost')
 
 type NotificationHandler = (payload: string) => void
 
@@ -112,6 +115,7 @@ async function connect(isReconnect: boolean): Promise<void> {
   pingTimer = setInterval(() => ping(next), pingIntervalMs)
   pingTimer.unref()
   if (isReconnect) {
+    notificationReconnects().inc()
     console.info('[notifications] listening again')
     tellReconnect()
   }

@@ -1,5 +1,6 @@
 import type { H3Event } from 'h3'
 import type { Queryable } from './db-drivers'
+import { defineCounter } from './metrics'
 
 let rateLimit: { limit: number, windowSeconds: number } | undefined
 
@@ -112,6 +113,8 @@ function claimSql(): string {
     window_started_at = excluded.window_started_at
   returning granted, count, extract(epoch from window_started_at)::float8 * 1000 + $2::int * 1000 as window_ends_at`
 }
+const rateBlockClaims = defineCounter('rate_limit_block_claims_total', 'Blocks of requests this instance claimed from a key\'s counter in Postgres')
+
 /** The claim statement's text. */
 export const claimRateBlockSql = claimSql()
 
@@ -123,6 +126,7 @@ async function claimBlock(db: Queryable, keyId: string, previous: KeyBlock | und
   const { rows } = await db.query<{ granted: number, count: number, window_ends_at: number }>(
     claimRateBlockSql, [`key:${keyId}`, windowSeconds, largest, limit, isShared ? 16 : 8], { prepare: true })
   const { granted, count, window_ends_at: windowEndsAt } = rows[0]!
+  rateBlockClaims().inc()
   // another instance claimed since this one's latest claim of the window: the key is shared
   const countBefore = count - granted
   const sameWindow = previous?.windowEndsAt === windowEndsAt

@@ -49,6 +49,12 @@ describe('GET /metrics', () => {
     expect(answer.text).not.toContain('/api/v1/tasks')
     expect(answer.text).toContain('process_cpu_user_seconds_total')
     if (databaseKind() === 'postgres') expect(sample(answer.text, 'db_pool_connections')).toBeGreaterThan(0)
+    // the key's first request looked it up and claimed a block; on a Postgres server the next ones found it in memory
+    expect(sample(answer.text, 'rate_limit_block_claims_total')).toBeGreaterThanOrEqual(1)
+    if (databaseKind() === 'postgres') {
+      expect(sample(answer.text, 'api_key_cache_misses_total')).toBeGreaterThanOrEqual(1)
+      expect(sample(answer.text, 'api_key_cache_hits_total')).toBeGreaterThanOrEqual(1)
+    }
 
     for (const authorization of [undefined, 'Bearer wrong-token', token, `Basic ${token}`]) {
       const refused = await scrape(authorization)
