@@ -87,7 +87,7 @@ test('an owner creates a key, an integration uses it, the owner revokes it and t
 
   const refused = await callTasks(key)
   expect(refused.status).toBe(401)
-  expect(await refused.json()).toEqual({ error: 'This API key has been revoked' })
+  expect(await refused.json()).toMatchObject({ error: 'This API key has been revoked', code: 'invalid_api_key' })
 })
 
 test('a member sees no API Keys tab and is sent back to settings', async ({ page }) => {
