@@ -423,8 +423,10 @@ async function main() {
     // (the page before the last one, so that its Link leads to the last 50 rows)
     const deepOffset = Math.max(0, deepRows - 100)
     const offsetAnswer = await fetch(app(`${path}&offset=${deepOffset}`, keys.deepKey).url, { headers: app(path, keys.deepKey).headers })
-    const link = offsetAnswer.headers.get('link')?.match(/<([^>]+)>/)?.[1]
-    if (offsetAnswer.status !== 200 || !link) throw new Error(`No Link from the deep offset page: ${offsetAnswer.status}`)
+    // the Link is absolute: its path and query are what the app target takes
+    const linked = offsetAnswer.headers.get('link')?.match(/<([^>]+)>/)?.[1]
+    if (offsetAnswer.status !== 200 || !linked) throw new Error(`No Link from the deep offset page: ${offsetAnswer.status}`)
+    const link = new URL(linked).pathname + new URL(linked).search
     const cursorAnswer = await fetch(app(link, keys.deepKey).url, { headers: app(link, keys.deepKey).headers })
     const cursorRows = await cursorAnswer.json() as unknown[]
     if (cursorRows.length !== 50) throw new Error(`The deep cursor page answered ${cursorAnswer.status} with ${cursorRows.length} rows, not 50`)
