@@ -26,12 +26,11 @@
 // BENCH_KEEP_DATABASE=1 keeps the database afterwards (to EXPLAIN its queries).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import http from 'node:http'
 import { createServer as createNetServer } from 'node:net'
-import { resolve } from 'node:path'
 import pg from 'pg'
+import { benchDatabase } from './bench-database'
 import { generateApiKey, hashApiKey, keyIsValidSql } from '../server/utils/api-keys'
 import { createDatabase } from '../server/utils/db-drivers'
 import { auditContextValues, auditedWriteSql } from '../server/utils/audited-client'
@@ -57,7 +56,6 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const taskCount = 10_000
 const deepRows = Number(process.env.BENCH_DEEP_ROWS ?? 1_000_000)
 const path = '/api/v1/tasks?limit=50'
-const outputDir = process.env.APP_BUILD_DIR ? `${process.env.APP_BUILD_DIR}/output` : '.output'
 const ids = {
   user: '00000000-0000-4000-8000-00000000b001',
   member: '00000000-0000-4000-8000-00000000b002',
@@ -385,16 +383,7 @@ const verdict = (ratio: number, target: number, atLeast = true) =>
   `${ratio.toFixed(2)} (target ${atLeast ? '>=' : '<='} ${target}) ${(atLeast ? ratio >= target : ratio <= target) ? 'OK' : 'MISSED'}`
 
 async function main() {
-  const entry = resolve(outputDir, 'server/index.mjs')
-  if (!existsSync(entry)) throw new Error(`No built app at ${entry}: run npm run build first (APP_BUILD_DIR is honoured).`)
-  const name = `tws_bench_${randomBytes(5).toString('hex')}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  await admin.end()
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  const databaseUrl = url.toString()
+  const { entry, name, databaseUrl } = await benchDatabase(serverUrl)
   const children: ChildProcess[] = []
   try {
     const appPort = await freePort()

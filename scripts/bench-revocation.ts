@@ -9,15 +9,13 @@
 // BENCH_REVOCATIONS (default 100) sets the count.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { createServer } from 'node:net'
-import { resolve } from 'node:path'
 import pg from 'pg'
+import { benchDatabase } from './bench-database'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const revocations = Number(process.env.BENCH_REVOCATIONS ?? 100)
-const outputDir = process.env.APP_BUILD_DIR ? `${process.env.APP_BUILD_DIR}/output` : '.output'
 
 function freePort(): Promise<number> {
   return new Promise((done, fail) => {
@@ -58,21 +56,13 @@ async function startApp(entry: string, databaseUrl: string): Promise<{ url: stri
 }
 
 async function main() {
-  const entry = resolve(outputDir, 'server/index.mjs')
-  if (!existsSync(entry)) throw new Error(`No built app at ${entry}: run npm run build first (APP_BUILD_DIR is honoured).`)
-  const name = `tws_bench_${randomBytes(5).toString('hex')}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  await admin.end()
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
+  const { entry, name, databaseUrl } = await benchDatabase(serverUrl)
   const children: ChildProcess[] = []
   try {
     // the first applies the migrations; the second starts on the migrated database
-    const first = await startApp(entry, url.toString())
+    const first = await startApp(entry, databaseUrl)
     children.push(first.child)
-    const second = await startApp(entry, url.toString())
+    const second = await startApp(entry, databaseUrl)
     children.push(second.child)
 
     const signUp = await fetch(`${first.url}/api/auth/signup`, {
