@@ -1,14 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
-import { teamWithRoles, type TeamFixture } from '../support/http'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { appWithTeamForFile } from '../support/file-hooks'
+import type { TeamFixture } from '../support/http'
 
 let app: TestApp
 let fx: TeamFixture
-beforeAll(async () => {
-  app = await startApp()
-  fx = await teamWithRoles(app)
+appWithTeamForFile({}, (started) => {
+  ({ app, team: fx } = started)
 })
-afterAll(() => app?.stop())
 
 describe('activity log', () => {
   it('records a rename by a session as one entry with the actor, source web and the changed values', async () => {

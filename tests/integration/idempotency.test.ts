@@ -1,23 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
-import { KeyClient, teamWithRoles, type TeamFixture } from '../support/http'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { appWithTeamForFile } from '../support/file-hooks'
+import { keyClientFor, type KeyClient, type TeamFixture } from '../support/http'
 
 // Idempotency-Key on the public API's writes: a retried request gets the first answer again and
 // writes nothing more, whatever the timing.
 let app: TestApp
 let fixture: TeamFixture
 let api: KeyClient
-beforeAll(async () => {
-  app = await startApp()
-  fixture = await teamWithRoles(app)
+appWithTeamForFile({}, async (started) => {
+  ({ app, team: fixture } = started)
   api = await newKey()
 })
-afterAll(() => app?.stop())
 
-async function newKey(): Promise<KeyClient> {
-  const answer = await fixture.owner.post(`/api/teams/${fixture.teamId}/api-keys`, { name: 'Retrying' })
-  return new KeyClient(app, answer.body.key)
-}
+const newKey = () => keyClientFor(app, fixture, 'Retrying')
 
 const countTitled = async (title: string) =>
   (await app.db.query('select count(*)::int as n from public.tasks where team_id = $1 and title = $2', [fixture.teamId, title])).rows[0].n

@@ -1,15 +1,14 @@
 import { createHash } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
-import { Client, addMember, signUp, teamWithRoles, uniqueEmail, type TeamFixture } from '../support/http'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { appWithTeamForFile } from '../support/file-hooks'
+import { Client, addMember, signUp, uniqueEmail, type TeamFixture } from '../support/http'
 
 let app: TestApp
 let fx: TeamFixture
-beforeAll(async () => {
-  app = await startApp()
-  fx = await teamWithRoles(app)
+appWithTeamForFile({}, (started) => {
+  ({ app, team: fx } = started)
 })
-afterAll(() => app?.stop())
 
 const tokenOf = (inviteUrl: string) => inviteUrl.split('/invite/')[1]!
 

@@ -1,14 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { appWithTeamForFile } from '../support/file-hooks'
 import { Client, createTeam, signUp, teamWithRoles, type TeamFixture } from '../support/http'
 
 let app: TestApp
 let fx: TeamFixture
-beforeAll(async () => {
-  app = await startApp()
-  fx = await teamWithRoles(app)
+appWithTeamForFile({}, (started) => {
+  ({ app, team: fx } = started)
 })
-afterAll(() => app?.stop())
 
 const unknownTeam = '00000000-0000-4000-8000-00000000dead'
 

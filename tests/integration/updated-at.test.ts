@@ -1,19 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
-import { KeyClient, teamWithRoles, type TeamFixture } from '../support/http'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { appWithTeamForFile } from '../support/file-hooks'
+import { keyClientFor, type KeyClient, type TeamFixture } from '../support/http'
 
 // Every domain table has updated_at, set by the database, in the precision answers carry: an
 // integration that polls for what changed since the last value it saw gets each change once.
 let app: TestApp
 let fixture: TeamFixture
 let api: KeyClient
-beforeAll(async () => {
-  app = await startApp()
-  fixture = await teamWithRoles(app)
-  const key = await fixture.owner.post(`/api/teams/${fixture.teamId}/api-keys`, { name: 'Sync' })
-  api = new KeyClient(app, key.body.key)
+appWithTeamForFile({}, async (started) => {
+  ({ app, team: fixture } = started)
+  api = await keyClientFor(app, fixture, 'Sync')
 })
-afterAll(() => app?.stop())
 
 describe('updated_at', () => {
   it('is on every domain table, set on insert and moved by every update that changes the record, whoever writes', async () => {

@@ -106,3 +106,10 @@ export class KeyClient extends Client {
     return super.request<T>(method, path, body, { authorization: `Bearer ${this.key}`, ...headers })
   }
 }
+
+/** Creates an API key with the default scopes (every table, write) as the team's owner and returns a client holding it. */
+export async function keyClientFor(app: Pick<TestApp, 'url'>, team: Pick<TeamFixture, 'teamId' | 'owner'>, name: string): Promise<KeyClient> {
+  const answer = await team.owner.post(`/api/teams/${team.teamId}/api-keys`, { name })
+  if (answer.status !== 201) throw new Error(`API key creation failed: ${answer.status} ${JSON.stringify(answer.body)}`)
+  return new KeyClient(app, answer.body.key)
+}
