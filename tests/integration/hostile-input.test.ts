@@ -1,42 +1,23 @@
 import { request as httpRequest } from 'node:http'
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
-import { Client, signUp, teamWithRoles, uniqueEmail, type TeamFixture } from '../support/http'
-import { startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { appWithModelForFile } from '../support/file-hooks'
+import { Client, keyClientFor, signUp, uniqueEmail, type KeyClient, type TeamFixture } from '../support/http'
 
 let app: TestApp
-let model: ScriptedModelServer
 let team: TeamFixture
-let api: Client
+let api: KeyClient
 let projectId: string
 let taskId: string
 let chatId: string
 
-/** A client of the public API holding the team's key. */
-class KeyClient extends Client {
-  constructor(testApp: TestApp, readonly key: string) {
-    super(testApp)
-  }
-
-  override request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    return super.request<T>(method, path, body, { authorization: `Bearer ${this.key}`, ...headers })
-  }
-}
-
-beforeAll(async () => {
-  model = await startScriptedModel()
-  app = await startApp({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model.url, LLM_MODEL: 'scripted-model' })
-  team = await teamWithRoles(app)
-  const key = await team.owner.post(`/api/teams/${team.teamId}/api-keys`, { name: 'Hostile input' })
-  api = new KeyClient(app, key.body.key)
+appWithModelForFile(() => ({}), async (started) => {
+  ({ app, team } = started)
+  api = await keyClientFor(app, team, 'Hostile input')
   projectId = (await api.post('/api/v1/projects', { name: 'Target' })).body.id
   taskId = (await api.post('/api/v1/tasks', { title: 'Target task' })).body.id
   chatId = (await team.member.post('/api/chats', { title: 'Target chat' })).body.id
-})
-afterAll(async () => {
-  await app?.stop()
-  await model?.close()
 })
 
 interface WriteRoute {
@@ -250,7 +231,7 @@ describe('body limit', () => {
     const before = await snapshot()
     const text = 'x'.repeat(64 * 1024)
     const chunks = ['{"title":"Big note","body":"', ...Array.from({ length: 32 }, () => text), '"}']
-    const answer = await sendChunked('/api/v1/notes', { authorization: `Bearer ${(api as KeyClient).key}` }, chunks)
+    const answer = await sendChunked('/api/v1/notes', { authorization: `Bearer ${api.key}` }, chunks)
     expect(answer.status).toBe(413)
     expect(JSON.parse(answer.body).error).toMatch(/larger than 1048576 bytes/)
     const session = await sendChunked('/api/teams', { cookie: team.member.cookie }, ['{"name":"', ...Array.from({ length: 32 }, () => text), '"}'])
@@ -259,7 +240,7 @@ describe('body limit', () => {
   })
 
   it('takes a small chunked body as usual', async () => {
-    const answer = await sendChunked('/api/v1/notes', { authorization: `Bearer ${(api as KeyClient).key}` }, ['{"title":"Chunked', ' note","body":"', 'in parts"}'])
+    const answer = await sendChunked('/api/v1/notes', { authorization: `Bearer ${api.key}` }, ['{"title":"Chunked', ' note","body":"', 'in parts"}'])
     expect(answer.status).toBe(201)
     expect(JSON.parse(answer.body)).toMatchObject({ title: 'Chunked note', body: 'in parts' })
   })

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
-import { Client, signUp, teamWithRoles, type TeamFixture } from '../support/http'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { appWithTeamForFile } from '../support/file-hooks'
+import { Client, keyClientFor, signUp, teamWithRoles, type KeyClient, type TeamFixture } from '../support/http'
 
 let app: TestApp
 let fixture: TeamFixture
@@ -10,33 +11,16 @@ let otherApi: KeyClient
 let projectId: string
 let otherProjectId: string
 
-/** A client of the public API holding one team's key. */
-class KeyClient extends Client {
-  constructor(testApp: TestApp, readonly key: string) {
-    super(testApp)
-  }
+const keyFor = (team: Pick<TeamFixture, 'teamId' | 'owner'>) => keyClientFor(app, team, 'Public API test')
 
-  override request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    return super.request<T>(method, path, body, { authorization: `Bearer ${this.key}`, ...headers })
-  }
-}
-
-async function keyFor(team: TeamFixture) {
-  const answer = await team.owner.post(`/api/teams/${team.teamId}/api-keys`, { name: 'Public API test' })
-  expect(answer.status).toBe(201)
-  return new KeyClient(app, answer.body.key)
-}
-
-beforeAll(async () => {
-  app = await startApp()
-  fixture = await teamWithRoles(app)
+appWithTeamForFile({}, async (started) => {
+  ({ app, team: fixture } = started)
   other = await teamWithRoles(app)
   api = await keyFor(fixture)
   otherApi = await keyFor(other)
   projectId = (await api.post('/api/v1/projects', { name: 'Apollo' })).body.id
   otherProjectId = (await otherApi.post('/api/v1/projects', { name: 'Secret' })).body.id
 })
-afterAll(() => app?.stop())
 
 const count = async (sql: string, params: unknown[] = []) => (await app.db.query(sql, params)).rows[0].n as number
 const teamTasks = (teamId: string) => count('select count(*)::int as n from public.tasks where team_id = $1', [teamId])
@@ -44,7 +28,7 @@ const teamTasks = (teamId: string) => count('select count(*)::int as n from publ
 describe('GET /api/v1/{table}', () => {
   it('lists the team\'s records newest first with joined names, default 50 and at most 100', async () => {
     const { teamId, owner, member } = await teamWithRoles(app)
-    const key = await keyFor({ teamId, owner } as TeamFixture)
+    const key = await keyFor({ teamId, owner })
     const project = (await key.post('/api/v1/projects', { name: 'Listing' })).body
     await app.db.query(
       `insert into public.tasks (team_id, created_by, title, project_id, assignee_id, created_at)
@@ -271,7 +255,7 @@ describe('a new user', () => {
   it('sees the domain through their own team\'s key only', async () => {
     const owner = await signUp(app, { name: 'Nina New' })
     const teamId = (await owner.post('/api/teams', { name: 'Fresh' })).body.id
-    const key = await keyFor({ teamId, owner } as TeamFixture)
+    const key = await keyFor({ teamId, owner })
     expect((await key.get('/api/v1/projects')).body).toEqual([])
   })
 })

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest'
 import { startApp, type TestApp } from './app'
 import { teamWithRoles, type TeamFixture } from './http'
+import { startScriptedModel, type ScriptedModelServer } from './openai-server'
 
 // The set-ups most integration test files share, as hooks a file registers with one call. Each hands
 // what it started to `use`, which keeps it in the file's own variables: the tests then read them
@@ -10,6 +11,11 @@ export interface AppWithTeam {
   app: TestApp
   /** A team with an owner, an admin and a member, plus a signed-in outsider and a signed-out client. */
   team: TeamFixture
+}
+
+export interface AppWithModel extends AppWithTeam {
+  /** The scripted model the app's chat talks to. */
+  model: ScriptedModelServer
 }
 
 type Env = Record<string, string>
@@ -22,4 +28,21 @@ export function appWithTeamForFile(env: Env | (() => Env), use: (started: AppWit
     await use({ app, team: await teamWithRoles(app) })
   })
   afterAll(() => app?.stop())
+}
+
+/**
+ * The same with a scripted model that the app's chat talks to; `env` may name the model's URLs
+ * (e.g. its search endpoint). The model closes after the app has stopped.
+ */
+export function appWithModelForFile(env: (model: ScriptedModelServer) => Env, use: (started: AppWithModel) => void | Promise<void>) {
+  let model: ScriptedModelServer | undefined
+  beforeAll(async () => {
+    model = await startScriptedModel()
+  })
+  // registered before the app's hooks, so it runs after the app's afterAll (after-hooks run in reverse)
+  afterAll(() => model?.close())
+  appWithTeamForFile(
+    () => ({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model!.url, LLM_MODEL: 'scripted-model', ...env(model!) }),
+    started => use({ ...started, model: model! }),
+  )
 }
