@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
-import { teamWithRoles, type Client, type TeamFixture } from '../support/http'
-import { startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { postTurn, userMessage, type ChatTurn } from '../support/chat'
+import { appWithModelForFile } from '../support/file-hooks'
+import type { Client, TeamFixture } from '../support/http'
+import type { ScriptedModelServer } from '../support/openai-server'
 import { hiddenTableSpellings } from '../unit/sql-guard-corpus'
 
 let app: TestApp
@@ -10,10 +11,8 @@ let model: ScriptedModelServer
 let team: TeamFixture
 const maxCost = 50_000
 
-beforeAll(async () => {
-  model = await startScriptedModel()
-  app = await startApp({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model.url, LLM_MODEL: 'scripted-model', CHAT_MAX_QUERY_COST: String(maxCost) })
-  team = await teamWithRoles(app)
+appWithModelForFile(() => ({ CHAT_MAX_QUERY_COST: String(maxCost) }), async (started) => {
+  ({ app, model, team } = started)
   // 30 tasks, 10 projects and 10 notes in the team, and one audit entry a member may not read
   const owner = team.owner.user!.id
   await app.db.query(`insert into public.projects (team_id, created_by, name) select $1, $2, 'Project ' || i from generate_series(1, 10) i`, [team.teamId, owner])
@@ -23,36 +22,16 @@ beforeAll(async () => {
     values ($1, 'system', 'tasks', 'x', 'delete', '{"title": "AUDIT-SECRET"}')`, [team.teamId])
   await app.db.query('analyze')
 })
-afterAll(async () => {
-  await app?.stop()
-  await model?.close()
-})
 
-interface Turn {
-  status: number
-  chunks: any[]
-  text: string
-  finished: boolean
-}
-
-/** Posts a turn and reads the whole UI message stream (the request returns only once the stream has ended). */
-async function ask(client: Client, text: string): Promise<Turn> {
+/** Asks `text` in a new chat and reads the whole answer. */
+async function ask(client: Client, text: string): Promise<ChatTurn> {
   const chat = await client.post('/api/chats', {})
   expect(chat.status).toBe(201)
-  const answer = await client.post(`/api/chats/${chat.body.id}`, { message: { id: randomUUID(), role: 'user', parts: [{ type: 'text', text }] } })
-  const raw = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body)
-  const lines = raw.split('\n').filter(line => line.startsWith('data: '))
-  const chunks = lines.filter(line => line !== 'data: [DONE]').map(line => JSON.parse(line.slice(6)))
-  return {
-    status: answer.status,
-    chunks,
-    text: chunks.filter(c => c.type === 'text-delta').map(c => c.delta).join(''),
-    finished: lines.includes('data: [DONE]') && chunks.some(c => c.type === 'finish'),
-  }
+  return postTurn(client, chat.body.id, userMessage(text))
 }
 
 /** Has the model run one statement, then answer with a fixed sentence; returns what query_database answered. */
-async function runThroughChat(client: Client, sql: string): Promise<{ turn: Turn, output: any }> {
+async function runThroughChat(client: Client, sql: string): Promise<{ turn: ChatTurn, output: any }> {
   model.enqueue({ toolCalls: [{ name: 'query_database', input: { sql } }] }, { text: 'Done looking.' })
   const turn = await ask(client, 'Look this up')
   expect(turn.status).toBe(200)

@@ -1,30 +1,23 @@
-import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
-import { type Client, teamWithRoles, type TeamFixture } from '../support/http'
-import { startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { userMessage } from '../support/chat'
+import { appWithModelForFile } from '../support/file-hooks'
+import { teamWithRoles, type Client, type TeamFixture } from '../support/http'
+import type { ScriptedModelServer } from '../support/openai-server'
 
 // Each scripted answer reports 100 input and 10 output tokens: a cap of 250 allows three answers.
 let app: TestApp
 let model: ScriptedModelServer
 let team: TeamFixture
-
-beforeAll(async () => {
-  model = await startScriptedModel()
-  app = await startApp({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model.url, LLM_MODEL: 'scripted-model', CHAT_TEAM_MONTHLY_TOKENS: '250' })
-  team = await teamWithRoles(app)
-})
-afterAll(async () => {
-  await app?.stop()
-  await model?.close()
+appWithModelForFile(() => ({ CHAT_TEAM_MONTHLY_TOKENS: '250' }), (started) => {
+  ({ app, model, team } = started)
 })
 
 async function newChat(client: Client): Promise<string> {
   return (await client.post('/api/chats', {})).body.id
 }
 
-const ask = (client: Client, chatId: string, text: string) =>
-  client.post(`/api/chats/${chatId}`, { message: { id: randomUUID(), role: 'user', parts: [{ type: 'text', text }] } })
+const ask = (client: Client, chatId: string, text: string) => client.post(`/api/chats/${chatId}`, userMessage(text))
 
 describe('the monthly team token cap (CHAT_TEAM_MONTHLY_TOKENS)', () => {
   it('answers 429 without calling the model once the team used its tokens, also in a new chat, and leaves other teams alone', async () => {

@@ -1,40 +1,20 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startApp, type TestApp } from '../support/app'
-import { Client, signUp, teamWithRoles, type TeamFixture } from '../support/http'
+import { postTurn, userMessage, type ChatTurn } from '../support/chat'
+import { appWithModelForFile } from '../support/file-hooks'
+import { Client, signUp, type TeamFixture } from '../support/http'
 import { waitFor } from '../support/wait'
-import { contentText, lastToolResult, startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
+import { contentText, lastToolResult, type ScriptedModelServer } from '../support/openai-server'
 
 let app: TestApp
 let model: ScriptedModelServer
 let team: TeamFixture
-
-beforeAll(async () => {
-  model = await startScriptedModel()
-  app = await startApp({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model.url, LLM_MODEL: 'scripted-model', CHAT_WEB_SEARCH_URL: model.searchUrl })
-  team = await teamWithRoles(app)
-})
-afterAll(async () => {
-  await app?.stop()
-  await model?.close()
+appWithModelForFile(scripted => ({ CHAT_WEB_SEARCH_URL: scripted.searchUrl }), (started) => {
+  ({ app, model, team } = started)
 })
 
-interface Turn {
-  status: number
-  chunks: any[]
-  text: string
-}
-
-/** Posts a turn and reads the whole UI message stream. */
-async function turn(client: Client, chatId: string, body: unknown): Promise<Turn> {
-  const answer = await client.post(`/api/chats/${chatId}`, body)
-  const raw = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body)
-  const chunks = raw.split('\n').filter(line => line.startsWith('data: ') && line !== 'data: [DONE]').map(line => JSON.parse(line.slice(6)))
-  const text = chunks.filter(c => c.type === 'text-delta').map(c => c.delta).join('')
-  return { status: answer.status, chunks, text }
-}
-
-const ask = (client: Client, chatId: string, text: string) => turn(client, chatId, { message: { id: randomUUID(), role: 'user', parts: [{ type: 'text', text }] } })
+const ask = (client: Client, chatId: string, text: string) => postTurn(client, chatId, userMessage(text))
 
 async function newChat(client: Client): Promise<string> {
   const answer = await client.post('/api/chats', {})
@@ -42,7 +22,7 @@ async function newChat(client: Client): Promise<string> {
   return answer.body.id
 }
 
-const approvalRequests = (t: Turn) => t.chunks.filter(c => c.type === 'tool-approval-request')
+const approvalRequests = (t: ChatTurn) => t.chunks.filter(c => c.type === 'tool-approval-request')
 
 async function taskTitles(): Promise<string[]> {
   const { rows } = await app.db.query('select title from public.tasks where team_id = $1 order by title', [team.teamId])
@@ -117,7 +97,7 @@ describe('chat routes', () => {
     expect(await taskTitles()).not.toContain('Order the catering')
 
     model.enqueue({ text: 'Done: the task is created.' })
-    const approved = await turn(team.member, chatId, { approvals: [{ id: request.approvalId, approved: true }] })
+    const approved = await postTurn(team.member, chatId, { approvals: [{ id: request.approvalId, approved: true }] })
     expect(approved.status).toBe(200)
     expect(approved.chunks).toContainEqual(expect.objectContaining({ type: 'tool-output-available', output: { record: expect.objectContaining({ title: 'Order the catering', priority: 2 }) } }))
     expect(approved.text).toBe('Done: the task is created.')
@@ -127,7 +107,7 @@ describe('chat routes', () => {
     expect(rows).toEqual([{ actor_id: team.member.user!.id, source: 'chat', source_ref: chatId, action: 'insert' }])
 
     // the same approval cannot be answered twice
-    const again = await turn(team.member, chatId, { approvals: [{ id: request.approvalId, approved: true }] })
+    const again = await postTurn(team.member, chatId, { approvals: [{ id: request.approvalId, approved: true }] })
     expect(again.status).toBe(409)
   })
 
@@ -137,7 +117,7 @@ describe('chat routes', () => {
     const proposal = await ask(team.member, chatId, 'Add a task')
     const [request] = approvalRequests(proposal)
     model.enqueue(r => ({ text: r.messages.some(m => m.role === 'tool') ? 'Understood, nothing was created.' : 'no tool result' }))
-    const denied = await turn(team.member, chatId, { approvals: [{ id: request.approvalId, approved: false, reason: 'not now' }] })
+    const denied = await postTurn(team.member, chatId, { approvals: [{ id: request.approvalId, approved: false, reason: 'not now' }] })
     expect(denied.chunks).toContainEqual(expect.objectContaining({ type: 'tool-output-denied' }))
     expect(denied.text).toBe('Understood, nothing was created.')
     expect(await taskTitles()).not.toContain('Never created')
@@ -167,13 +147,13 @@ describe('chat routes', () => {
         return { toolCalls: [{ name: 'create_tasks', input: { title: 'Ship it', status: 'done', completed_at: '2026-01-05T10:00:00Z' } }] }
       },
     )
-    const second = await turn(team.member, chatId, { approvals: [{ id: request.approvalId, approved: true }] })
+    const second = await postTurn(team.member, chatId, { approvals: [{ id: request.approvalId, approved: true }] })
     expect(results[1]).toMatchObject({ error: expect.stringContaining('tasks_done_has_completed_at'), constraints: [{ name: 'tasks_done_has_completed_at', definition: expect.stringContaining('completed_at IS NOT NULL') }] })
     expect(await taskTitles()).not.toContain('Ship it')
     const [retry] = approvalRequests(second)
 
     model.enqueue({ text: 'Created "Ship it" as done.' })
-    const third = await turn(team.member, chatId, { approvals: [{ id: retry.approvalId, approved: true }] })
+    const third = await postTurn(team.member, chatId, { approvals: [{ id: retry.approvalId, approved: true }] })
     expect(third.text).toBe('Created "Ship it" as done.')
     expect(await taskTitles()).toContain('Ship it')
   })
@@ -210,7 +190,7 @@ describe('chat routes', () => {
     model.enqueue({ text: 'First answer.' })
     await ask(team.member, chatId, 'Say something')
     model.enqueue({ text: 'Second answer.' })
-    const again = await turn(team.member, chatId, { regenerate: true })
+    const again = await postTurn(team.member, chatId, { regenerate: true })
     expect(again.text).toBe('Second answer.')
     const stored = await team.member.get(`/api/chats/${chatId}`)
     expect(stored.body.messages.map((m: any) => [m.role, m.parts.filter((p: any) => p.type === 'text').map((p: any) => p.text).join('')]))
@@ -232,9 +212,9 @@ describe('chat routes', () => {
 
   it('refuses malformed turns with a 400 and unknown approvals with a 409', async () => {
     const chatId = await newChat(team.member)
-    expect((await turn(team.member, chatId, { message: { id: 'x', role: 'assistant', parts: [{ type: 'text', text: 'hi' }] } })).status).toBe(400)
-    expect((await turn(team.member, chatId, { messages: [] })).status).toBe(400)
-    expect((await turn(team.member, chatId, { approvals: [{ id: 'nope', approved: true }] })).status).toBe(409)
+    expect((await postTurn(team.member, chatId, { message: { id: 'x', role: 'assistant', parts: [{ type: 'text', text: 'hi' }] } })).status).toBe(400)
+    expect((await postTurn(team.member, chatId, { messages: [] })).status).toBe(400)
+    expect((await postTurn(team.member, chatId, { approvals: [{ id: 'nope', approved: true }] })).status).toBe(409)
   })
 
   it('keeps the partial answer when the user stops it', async () => {
@@ -305,7 +285,7 @@ describe('chat answers: usage, proposals as sentences, retries, value hints', ()
     expect(chat.messages[1].metadata.usage).toEqual({ input: 100, output: 10 })
 
     model.enqueue({ text: 'Created one, skipped the other.' })
-    await turn(team.member, chatId, { approvals: [{ id: requests[0].approvalId, approved: true }, { id: requests[1].approvalId, approved: false }] })
+    await postTurn(team.member, chatId, { approvals: [{ id: requests[0].approvalId, approved: true }, { id: requests[1].approvalId, approved: false }] })
     const after = await stored(team.member, chatId)
     expect(after.messages).toHaveLength(2)
     expect(after.messages[1].metadata.usage).toEqual({ input: 200, output: 20 })

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
-import { KeyClient, teamWithRoles, type Client, type TeamFixture } from '../support/http'
-import { startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { postTurn, userMessage } from '../support/chat'
+import { appWithModelForFile } from '../support/file-hooks'
+import { keyClientFor, teamWithRoles, type Client, type KeyClient, type TeamFixture } from '../support/http'
+import type { ScriptedModelServer } from '../support/openai-server'
 
 // An update that changes nothing does nothing, on every write path: the record keeps its
 // updated_at and ETag, no activity entry is written and no webhook event is queued.
@@ -10,20 +12,12 @@ let app: TestApp
 let model: ScriptedModelServer
 let team: TeamFixture
 let api: KeyClient
-
-beforeAll(async () => {
-  model = await startScriptedModel()
-  app = await startApp({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model.url, LLM_MODEL: 'scripted-model', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })
-  team = await teamWithRoles(app)
-  const key = await team.owner.post(`/api/teams/${team.teamId}/api-keys`, { name: 'Unchanged' })
-  api = new KeyClient(app, key.body.key)
+appWithModelForFile(() => ({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }), async (started) => {
+  ({ app, model, team } = started)
+  api = await keyClientFor(app, team, 'Unchanged')
   // the events are queued (and counted here) whether or not a receiver answers: none listens on port 9
   const endpoint = await team.owner.post(`/api/teams/${team.teamId}/webhooks/endpoints`, { url: 'http://127.0.0.1:9/hooks', events: ['*'] })
   expect(endpoint.status).toBe(201)
-})
-afterAll(async () => {
-  await app?.stop()
-  await model?.close()
 })
 
 /** What an update leaves behind for a record: its stored updated_at, its activity entries and its queued events. */
@@ -84,7 +78,7 @@ describe('an update that changes nothing', () => {
     const before = await traces('tasks', id)
     const chatId = (await team.member.post('/api/chats', {})).body.id
     model.enqueue({ toolCalls: [{ name: 'update_tasks', input: { id, title: 'Chat steady' } }] })
-    const proposal = await streamed(team.member, chatId, { message: { id: randomUUID(), role: 'user', parts: [{ type: 'text', text: 'Rename the task to what it is' }] } })
+    const proposal = await streamed(team.member, chatId, userMessage('Rename the task to what it is'))
     const request = proposal.find(chunk => chunk.type === 'tool-approval-request')
     expect(request).toBeDefined()
     model.enqueue({ text: 'Nothing to change.' })
@@ -115,9 +109,7 @@ describe('an update that changes nothing', () => {
 
 /** Posts a chat turn and returns the chunks of its UI message stream. */
 async function streamed(client: Client, chatId: string, body: unknown): Promise<{ type: string, approvalId?: string, [key: string]: unknown }[]> {
-  const answer = await client.post(`/api/chats/${chatId}`, body)
-  expect(answer.status).toBe(200)
-  return String(answer.body).split('\n')
-    .filter(line => line.startsWith('data: ') && line !== 'data: [DONE]')
-    .map(line => JSON.parse(line.slice(6)))
+  const turn = await postTurn(client, chatId, body)
+  expect(turn.status).toBe(200)
+  return turn.chunks
 }
