@@ -1,45 +1,22 @@
 import { Webhook } from 'standardwebhooks'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startApp, type TestApp } from '../support/app'
-import { KeyClient, signUp, teamWithRoles, type Client, type TeamFixture } from '../support/http'
+import { webhookAppForFile } from '../support/file-hooks'
+import { keyClientFor, signUp, type Client, type TeamFixture } from '../support/http'
 import { waitFor } from '../support/wait'
-import { startWebhookReceiver, type ReceiverBehaviour, type WebhookReceiver } from '../support/webhook-receiver'
-
-// Receivers on 127.0.0.1, two quick retries (1 s, 1 s), a 1 s timeout, a fast poll and a fast auto-disable job.
-const settings = {
-  WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-  WEBHOOK_RETRY_SCHEDULE: '1,1',
-  WEBHOOK_TIMEOUT_MS: '1000',
-  WEBHOOK_POLL_INTERVAL_MS: '100',
-  WEBHOOK_MAINTENANCE_INTERVAL_MS: '300',
-}
+import { teamWithSecret } from '../support/webhook-receiver'
 
 let app: TestApp
 let fx: TeamFixture
-const receivers: WebhookReceiver[] = []
-beforeAll(async () => {
-  app = await startApp(settings)
-  fx = await teamWithRoles(app)
+// Receivers on 127.0.0.1, two quick retries (1 s, 1 s), a 1 s timeout, a fast poll and a fast auto-disable job.
+const receiverFor = webhookAppForFile({ WEBHOOK_RETRY_SCHEDULE: '1,1', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_MAINTENANCE_INTERVAL_MS: '300' }, (started) => {
+  ({ app, team: fx } = started)
 })
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map(receiver => receiver.close()))
-})
-afterAll(() => app?.stop())
 
 /** A fresh team with its owner, an API key and the team's secret. */
 async function newTeam() {
-  const owner = await signUp(app, { name: 'Hook Owner' })
-  const teamId = (await owner.post('/api/teams', { name: 'Hook Team' })).body.id as string
-  const key = (await owner.post(`/api/teams/${teamId}/api-keys`, { name: 'hooks' })).body.key as string
-  const secret = (await owner.get(`/api/teams/${teamId}/webhooks/secret`)).body.secret as string
-  return { owner, teamId, api: new KeyClient(app, key), secret }
-}
-
-async function receiverFor(secret: string, behaviour?: ReceiverBehaviour) {
-  const receiver = await startWebhookReceiver(behaviour)
-  receiver.secret = secret
-  receivers.push(receiver)
-  return receiver
+  const team = await teamWithSecret(app, { owner: 'Hook Owner', team: 'Hook Team' })
+  return { ...team, api: await keyClientFor(app, team, 'hooks') }
 }
 
 async function addEndpoint(owner: Client, teamId: string, url: string, events: string[], enabled = true) {

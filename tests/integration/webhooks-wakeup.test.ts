@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startApp, type TestApp } from '../support/app'
-import { KeyClient, signUp } from '../support/http'
+import { keyClientFor, type KeyClient } from '../support/http'
 import { waitFor } from '../support/wait'
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
+import { startWebhookReceiver, teamWithSecret, type WebhookReceiver } from '../support/webhook-receiver'
 
 // The worker polls once every ten minutes: whatever arrives sooner was woken by the notification
 // that the write's commit sent.
@@ -19,12 +19,12 @@ let api: KeyClient
 let teamId: string
 beforeAll(async () => {
   app = await startApp(settings)
+  const team = await teamWithSecret(app, { owner: 'Wake Owner', team: 'Wake Team' })
+  teamId = team.teamId
   receiver = await startWebhookReceiver()
-  const owner = await signUp(app, { name: 'Wake Owner' })
-  teamId = (await owner.post('/api/teams', { name: 'Wake Team' })).body.id
-  receiver.secret = (await owner.get(`/api/teams/${teamId}/webhooks/secret`)).body.secret
-  expect((await owner.post(`/api/teams/${teamId}/webhooks/endpoints`, { url: receiver.url, events: ['tasks.created'] })).status).toBe(201)
-  api = new KeyClient(app, (await owner.post(`/api/teams/${teamId}/api-keys`, { name: 'writer' })).body.key)
+  receiver.secret = team.secret
+  expect((await team.owner.post(`/api/teams/${teamId}/webhooks/endpoints`, { url: receiver.url, events: ['tasks.created'] })).status).toBe(201)
+  api = await keyClientFor(app, team, 'writer')
   // its one look at start is over once it says it is running
   await waitFor('the worker to start', () => app.output.join('').includes('[webhooks] delivery worker running (polls every 600000 ms)'), { timeoutMs: 20_000 })
 })
@@ -78,11 +78,10 @@ describe('webhooks woken by the queuing commit', () => {
   })
 
   it('wakes for invitation events too', async () => {
-    const owner = await signUp(app, { name: 'Invite Owner' })
-    const inviteTeam = (await owner.post('/api/teams', { name: 'Invite Team' })).body.id
+    const { owner, teamId: inviteTeam, secret } = await teamWithSecret(app, { owner: 'Invite Owner', team: 'Invite Team' })
     const invitationReceiver = await startWebhookReceiver()
     try {
-      invitationReceiver.secret = (await owner.get(`/api/teams/${inviteTeam}/webhooks/secret`)).body.secret
+      invitationReceiver.secret = secret
       expect((await owner.patch(`/api/teams/${inviteTeam}`, { webhook_url: invitationReceiver.url })).status).toBe(200)
       const invited = await owner.post(`/api/teams/${inviteTeam}/invitations`, { email: 'woken@example.com', role: 'member' })
       expect(invited.status).toBe(201)

@@ -1,38 +1,24 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
-import { signUp, teamWithRoles, uniqueEmail, type Client, type TeamFixture } from '../support/http'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { webhookAppForFile } from '../support/file-hooks'
+import { signUp, uniqueEmail, type Client, type TeamFixture } from '../support/http'
 import { waitFor } from '../support/wait'
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
+import { teamWithSecret, type ReceiverBehaviour, type WebhookReceiver } from '../support/webhook-receiver'
 
 // A shortened retry schedule (1 s, 3 s, 2 s), a 1 s timeout and a fast poll; receivers run on 127.0.0.1.
 const schedule = [1, 3, 2]
 const timeoutMs = 1000
-const settings = {
-  WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-  WEBHOOK_RETRY_SCHEDULE: schedule.join(','),
-  WEBHOOK_TIMEOUT_MS: String(timeoutMs),
-  WEBHOOK_POLL_INTERVAL_MS: '100',
-}
 
 let app: TestApp
 let fx: TeamFixture
-const receivers: WebhookReceiver[] = []
-beforeAll(async () => {
-  app = await startApp(settings)
-  fx = await teamWithRoles(app)
+const receiverFor = webhookAppForFile({ WEBHOOK_RETRY_SCHEDULE: schedule.join(','), WEBHOOK_TIMEOUT_MS: String(timeoutMs) }, (started) => {
+  ({ app, team: fx } = started)
 })
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map(receiver => receiver.close()))
-})
-afterAll(() => app?.stop())
 
 /** A team of its own whose webhook_url points at a new receiver that verifies with the team's secret. */
-async function teamWithReceiver(behaviour?: Parameters<typeof startWebhookReceiver>[0]) {
-  const owner = await signUp(app, { name: 'Hook Owner' })
-  const teamId = (await owner.post('/api/teams', { name: 'Hook Team' })).body.id as string
-  const receiver = await startWebhookReceiver(behaviour)
-  receivers.push(receiver)
-  receiver.secret = (await owner.get(`/api/teams/${teamId}/webhooks/secret`)).body.secret
+async function teamWithReceiver(behaviour?: ReceiverBehaviour) {
+  const { owner, teamId, secret } = await teamWithSecret(app, { owner: 'Hook Owner', team: 'Hook Team' })
+  const receiver = await receiverFor(secret, behaviour)
   const saved = await owner.patch(`/api/teams/${teamId}`, { webhook_url: receiver.url })
   expect(saved.status).toBe(200)
   return { owner, teamId, receiver }

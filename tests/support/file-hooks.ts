@@ -1,7 +1,8 @@
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, afterEach, beforeAll } from 'vitest'
 import { startApp, type TestApp } from './app'
 import { teamWithRoles, type TeamFixture } from './http'
 import { startScriptedModel, type ScriptedModelServer } from './openai-server'
+import { startWebhookReceiver, type ReceiverBehaviour, type WebhookReceiver } from './webhook-receiver'
 
 // The set-ups most integration test files share, as hooks a file registers with one call. Each hands
 // what it started to `use`, which keeps it in the file's own variables: the tests then read them
@@ -45,4 +46,24 @@ export function appWithModelForFile(env: (model: ScriptedModelServer) => Env, us
     () => ({ LLM_PROVIDER_API_KEY: 'test-key', LLM_PROVIDER_BASE_URL: model!.url, LLM_MODEL: 'scripted-model', ...env(model!) }),
     started => use({ ...started, model: model! }),
   )
+}
+
+/**
+ * For a file of webhook tests: the app and a team with roles as appWithTeamForFile, the app delivering
+ * to receivers on 127.0.0.1 with a fast poll (100 ms; `settings` add to that or override it). The
+ * returned function starts a receiver that verifies deliveries with `secret`; every receiver a test
+ * started is closed after that test.
+ */
+export function webhookAppForFile(settings: Env, use: (started: AppWithTeam) => void | Promise<void>): (secret: string, behaviour?: ReceiverBehaviour) => Promise<WebhookReceiver> {
+  appWithTeamForFile({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_POLL_INTERVAL_MS: '100', ...settings }, use)
+  const open: WebhookReceiver[] = []
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map(receiver => receiver.close()))
+  })
+  return async (secret, behaviour) => {
+    const receiver = await startWebhookReceiver(behaviour)
+    receiver.secret = secret
+    open.push(receiver)
+    return receiver
+  }
 }

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
+import type { TestApp } from './app'
+import { createTeam, signUp, type Client } from './http'
 
 export interface ReceivedWebhook {
   id: string
@@ -109,4 +111,12 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = () => 
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', () => resolve()))
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
   return receiver
+}
+
+/** A new user's own team and the secret its webhooks are signed with (read through the API, as an integration would). */
+export async function teamWithSecret(app: Pick<TestApp, 'url'>, names: { owner: string, team: string }): Promise<{ owner: Client, teamId: string, secret: string }> {
+  const owner = await signUp(app, { name: names.owner })
+  const teamId = await createTeam(owner, names.team)
+  const secret = (await owner.get(`/api/teams/${teamId}/webhooks/secret`)).body.secret as string
+  return { owner, teamId, secret }
 }
