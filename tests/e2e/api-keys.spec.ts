@@ -1,27 +1,18 @@
 import { expect, test } from '@playwright/test'
-import { startApp, type TestApp } from '../support/app'
-import { e2ePassword, signInPage } from '../support/browser'
-import { addMember, createTeam, signUp, uniqueEmail } from '../support/http'
+import type { TestApp } from '../support/app'
+import { appForSpec, ownerWithTeam, signInPage, teamWithMember } from '../support/browser'
 
-const password = e2ePassword
 let app: TestApp
-
-test.beforeAll(async () => {
-  app = await startApp()
-})
-
-test.afterAll(async () => {
-  await app?.stop()
+appForSpec((started) => {
+  app = started
 })
 
 const callTasks = (key: string) => fetch(`${app.url}/api/v1/tasks`, { headers: { authorization: `Bearer ${key}` } })
 
 test('an owner creates a key, an integration uses it, the owner revokes it and the next call is refused', async ({ page }) => {
-  const email = uniqueEmail('keys')
-  const owner = await signUp(app, { email, password, name: 'Kim Keys' })
-  await createTeam(owner, 'Key Team')
+  const { owner } = await ownerWithTeam(app, { owner: 'Kim Keys', team: 'Key Team' })
 
-  await signInPage(page, app.url, email, '/app/settings/api-keys')
+  await signInPage(page, app.url, owner.user!.email, '/app/settings/api-keys')
   await expect(page).toHaveURL(`${app.url}/app/settings/api-keys`)
   await expect(page.getByText('No API keys yet')).toBeVisible()
   await page.screenshot({ path: 'test-results/api-keys-empty.png' })
@@ -91,24 +82,18 @@ test('an owner creates a key, an integration uses it, the owner revokes it and t
 })
 
 test('a member sees no API Keys tab and is sent back to settings', async ({ page }) => {
-  const owner = await signUp(app, { name: 'Olga Owner' })
-  const teamId = await createTeam(owner, 'Members Only')
-  const email = uniqueEmail('member')
-  const member = await signUp(app, { email, password, name: 'Max Member' })
-  await addMember(app, teamId, member, 'member')
+  const { teamId, member } = await teamWithMember(app, { owner: 'Olga Owner', team: 'Members Only', member: 'Max Member' })
   await member.put('/api/auth/current-team', { team_id: teamId })
 
-  await signInPage(page, app.url, email, '/app/settings/api-keys')
+  await signInPage(page, app.url, member.user!.email, '/app/settings/api-keys')
   await expect(page).toHaveURL(`${app.url}/app/settings`)
   await expect(page.getByRole('link', { name: 'Members' })).toBeVisible()
   await expect(page.getByRole('link', { name: 'API Keys' })).toHaveCount(0)
 })
 
 test('an owner creates a read-only key and a key for chosen tables, sees their access, and rolls one with an overlap', async ({ page }) => {
-  const email = uniqueEmail('scopes')
-  const owner = await signUp(app, { email, password, name: 'Sky Scopes' })
-  await createTeam(owner, 'Scope Team')
-  await signInPage(page, app.url, email, '/app/settings/api-keys')
+  const { owner } = await ownerWithTeam(app, { owner: 'Sky Scopes', team: 'Scope Team' })
+  await signInPage(page, app.url, owner.user!.email, '/app/settings/api-keys')
   await expect(page).toHaveURL(`${app.url}/app/settings/api-keys`)
 
   async function createKey(name: string, choose: () => Promise<void>): Promise<string> {
@@ -165,9 +150,7 @@ test('an owner creates a read-only key and a key for chosen tables, sees their a
 })
 
 test('two keys with long names fit the page at 390, 820 and 1440 px: each row shows its key\'s first characters and its Roll and Revoke buttons on screen', async ({ page }) => {
-  const email = uniqueEmail('widths')
-  const owner = await signUp(app, { email, password, name: 'Wanda Widths' })
-  const teamId = await createTeam(owner, 'Wide Team')
+  const { owner, teamId } = await ownerWithTeam(app, { owner: 'Wanda Widths', team: 'Wide Team' })
   const names = ['Nightly warehouse sync for the EU production reporting cluster', 'Zapier: onboarding automations for the customer support team']
   const prefixes: string[] = []
   for (const name of names) {
@@ -176,7 +159,7 @@ test('two keys with long names fit the page at 390, 820 and 1440 px: each row sh
     prefixes.push(created.body.key_prefix)
   }
 
-  await signInPage(page, app.url, email, '/app/settings/api-keys')
+  await signInPage(page, app.url, owner.user!.email, '/app/settings/api-keys')
   await expect(page).toHaveURL(`${app.url}/app/settings/api-keys`)
   const table = page.getByTestId('api-keys-table')
   for (const width of [390, 820, 1440]) {

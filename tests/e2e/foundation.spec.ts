@@ -1,17 +1,12 @@
 import { expect, test } from '@playwright/test'
-import { startApp, type TestApp } from '../support/app'
-import { e2ePassword, openPage, signInPage } from '../support/browser'
+import type { TestApp } from '../support/app'
+import { appForSpec, e2ePassword, openPage, signInPage, teamWithMember } from '../support/browser'
 import { addMember, createTeam, signUp, uniqueEmail } from '../support/http'
 
 const password = e2ePassword
 let app: TestApp
-
-test.beforeAll(async () => {
-  app = await startApp()
-})
-
-test.afterAll(async () => {
-  await app?.stop()
+appForSpec((started) => {
+  app = started
 })
 
 test('a new user signs up, creates a team, renames it and sees the rename in Activity', async ({ page }) => {
@@ -121,13 +116,9 @@ test('a signed-out visit to Activity goes to sign-in and back; the list pages by
 })
 
 test('a member sees neither the API Keys tab nor Activity, and is sent away from both pages', async ({ page }) => {
-  const owner = await signUp(app, { email: uniqueEmail('owner'), password })
-  const teamId = await createTeam(owner, 'Shared team')
-  const memberEmail = uniqueEmail('member')
-  const member = await signUp(app, { email: memberEmail, password, name: 'Mary Member' })
-  await addMember(app, teamId, member, 'member')
+  const { member } = await teamWithMember(app, { owner: 'Test User', team: 'Shared team', member: 'Mary Member' })
 
-  await signInPage(page, app.url, memberEmail, '/app/settings')
+  await signInPage(page, app.url, member.user!.email, '/app/settings')
   await expect(page).toHaveURL(`${app.url}/app/settings`)
   const tabs = page.getByRole('navigation', { name: 'Settings sections' })
   await expect(tabs.getByRole('link', { name: 'Members' })).toBeVisible()
@@ -151,13 +142,9 @@ test('a member sees neither the API Keys tab nor Activity, and is sent away from
 })
 
 test('an owner changes a member\'s role and removes them after confirming', async ({ page }) => {
-  const ownerEmail = uniqueEmail('lead')
-  const owner = await signUp(app, { email: ownerEmail, password, name: 'Olive Owner' })
-  const teamId = await createTeam(owner, 'Role team')
-  const member = await signUp(app, { email: uniqueEmail('mo'), password, name: 'Moe Member' })
-  await addMember(app, teamId, member, 'member')
+  const { owner, teamId, member } = await teamWithMember(app, { owner: 'Olive Owner', team: 'Role team', member: 'Moe Member' })
 
-  await signInPage(page, app.url, ownerEmail, '/app/settings/members')
+  await signInPage(page, app.url, owner.user!.email, '/app/settings/members')
   await expect(page).toHaveURL(`${app.url}/app/settings/members`)
   await page.emulateMedia({ colorScheme: 'dark' })
   await page.screenshot({ path: test.info().outputPath('members-dark.png'), fullPage: true })
