@@ -11,9 +11,12 @@
 // Needs a built app (`npm run build`) and a Postgres server: BENCH_DATABASE_URL, else TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/postgres. BENCH_POLL_MS is the worker's poll interval
 // (default 1000, as in production: the worker is woken by notifications, the poll is a fallback).
+// BENCH_PROFILE=<dir> makes each app process write a CPU profile (node --cpu-prof) into <dir> when it
+// stops, and the run print when its burst began and ended on the profile's clock, to cut the burst out.
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { availableParallelism, loadavg } from 'node:os'
+import { resolve } from 'node:path'
 import pg from 'pg'
 import { startApp, type TestApp } from '../tests/support/app'
 
@@ -25,6 +28,7 @@ const steadyRate = 20
 /** The burst is written in statements of this many rows, so that the writes take a small part of the run. */
 const burstStatementRows = 100
 const pollMs = process.env.BENCH_POLL_MS ?? '1000'
+const profileDir = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined
 const writers = 16
 const ids = {
   user: '00000000-0000-4000-8000-00000000c001',
@@ -106,6 +110,11 @@ interface Result {
 
 const now = () => performance.timeOrigin + performance.now()
 
+/** A time from now() on the monotonic clock in µs, the clock of a CPU profile's startTime and endTime (Linux). */
+function monotonicMicros(at: number): number {
+  return Math.round(Number(process.hrtime.bigint() / 1000n) - (now() - at) * 1000)
+}
+
 async function insertTask(db: pg.Pool, title: string, committedAt: Map<string, number>) {
   const { rows } = await db.query<{ id: string }>(
     `insert into public.tasks (team_id, created_by, title) values ($1, $2, $3) returning id`,
@@ -135,8 +144,9 @@ async function delaysOf(receiver: Receiver, committedAt: Map<string, number>): P
 async function run(processes: number): Promise<Result> {
   const receiver = await startReceiver()
   const env = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_POLL_INTERVAL_MS: pollMs }
-  const apps: TestApp[] = [await startApp(env)]
-  for (let i = 1; i < processes; i++) apps.push(await startApp(env, { databaseUrl: apps[0]!.databaseUrl }))
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  const apps: TestApp[] = [await startApp(env, { nodeArgs })]
+  for (let i = 1; i < processes; i++) apps.push(await startApp(env, { databaseUrl: apps[0]!.databaseUrl, nodeArgs }))
   const db = new pg.Pool({ connectionString: apps[0]!.databaseUrl, max: writers })
   try {
     await seed(db, receiver.url)
@@ -171,6 +181,7 @@ async function run(processes: number): Promise<Result> {
       'select error, count(*)::int as n from public.webhook_attempts where error is not null group by error order by n desc limit 5',
     )
     for (const failure of failures) console.log(`  failed attempts: ${failure.n} × ${failure.error}`)
+    if (profileDir) console.log(`  ${processes} process(es): burst on the profiles' clock: ${monotonicMicros(started)} to ${monotonicMicros(finished)} µs`)
     console.log(`  ${processes} process(es): burst writes took ${((written - started) / 1000).toFixed(1)} s; last delivery ${((finished - started) / 1000).toFixed(1)} s after the first write`)
     return {
       label: `${processes} app process${processes > 1 ? 'es' : ''}`,

@@ -20,7 +20,7 @@ const holder = globalThis as typeof globalThis & { __webhookMetricsDb?: Queryabl
 
 let lastRead: { at: number, state: Promise<QueueState> } | undefined
 
-/** Both gauges come from one statement, read at most once a second. */
+/** Both gauges come from one statement, read at most once a second (an OR, so that it can read both partial indexes). */
 function queueState(): Promise<QueueState> {
   const db = holder.__webhookMetricsDb
   if (!db) return Promise.resolve({ depth: 0, oldestSeconds: 0 })
@@ -28,7 +28,7 @@ function queueState(): Promise<QueueState> {
     const state = db.query<QueueState>(
       `select count(*)::int as depth,
               coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as "oldestSeconds"
-       from public.webhook_deliveries where status in ('pending', 'delivering')`,
+       from public.webhook_deliveries where status = 'pending' or status = 'delivering'`,
     ).then(result => result.rows[0]!)
     lastRead = { at: Date.now(), state }
   }

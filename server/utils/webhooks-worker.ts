@@ -1,7 +1,7 @@
 // Delivers the queued webhook events: claims due rows, signs, POSTs and records each attempt.
+import { createHmac } from 'node:crypto'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { Webhook } from 'standardwebhooks'
 import type { Database } from './db-drivers'
 import { guardedLookup, isPrivateLiteral, privateNetworksAllowed } from './url-guard'
 import { setting } from './settings'
@@ -63,47 +63,49 @@ interface AttemptOutcome {
   durationMs: number
 }
 
-/** How many due rows one claim looks at to share its slots among receivers. */
+/** How many due rows one claim looks at (and locks) to share its slots among receivers. */
 const claimScan = 500
 
 /**
- * Takes up to `limit` due deliveries and leases them to this worker, at most `perEndpoint` per
- * receiver counting the ones this worker is already sending (`busy`: target -> in flight). One short
+ * Takes up to `limit` due deliveries and leases them to this worker, at most `room` per receiver
+ * (`roomOf`: target -> how many more this worker takes for it; `room` for any other). One short
  * statement: the rows are committed as `delivering` before any HTTP request, so no transaction is
- * held while sending (PGlite has one session), and SKIP LOCKED keeps two workers from taking the
- * same row. Every claimed row is sent at once, so its lease runs from the start of its attempt. A
- * lease that runs out (its worker died) makes the row due again.
+ * held while sending (PGlite has one session). The rows it looks at are locked as they are read,
+ * skipping locked ones (SKIP LOCKED), so that two workers never take the same row, and a claim that
+ * runs beside another one takes the rows after the other's instead of finding all of its own
+ * candidates locked and taking none. Every claimed row is sent at once, so its lease runs from the
+ * start of its attempt. A lease that runs out (its worker died) makes the row due again.
  */
-async function claimDueDeliveries(db: Database, limit: number, leaseSeconds: number, perEndpoint = limit, busy: ReadonlyMap<string, number> = new Map()): Promise<ClaimedDelivery[]> {
+async function claimDueDeliveries(db: Database, limit: number, leaseSeconds: number, room = limit, roomOf: ReadonlyMap<string, number> = new Map()): Promise<ClaimedDelivery[]> {
   const { rows } = await db.query<ClaimedDelivery>(
-    `with candidates as (
-       -- the due ones in the order of the due index (it stops after $5), then the leases that ran out
-       (select d.id, d.next_attempt_at, coalesce(d.endpoint_id, d.team_id) as target
-        from public.webhook_deliveries d
-        where d.status = 'pending' and d.next_attempt_at <= now()
-          and (d.endpoint_id is null or exists (select 1 from public.webhook_endpoints e where e.id = d.endpoint_id and e.enabled))
-        order by d.next_attempt_at
-        limit $5)
-       union all
-       (select d.id, d.next_attempt_at, coalesce(d.endpoint_id, d.team_id) as target
-        from public.webhook_deliveries d
-        where d.status = 'delivering' and d.locked_until <= now()
-          and (d.endpoint_id is null or exists (select 1 from public.webhook_endpoints e where e.id = d.endpoint_id and e.enabled))
-        limit $5)
+    `with due_now as (
+       -- in the order of the pending rows' index (it stops after $5)
+       select d.id, d.next_attempt_at, coalesce(d.endpoint_id, d.team_id) as target
+       from public.webhook_deliveries d
+       where d.status = 'pending' and d.next_attempt_at <= now()
+         and (d.endpoint_id is null or exists (select 1 from public.webhook_endpoints e where e.id = d.endpoint_id and e.enabled))
+       order by d.next_attempt_at
+       limit $5
+       for update of d skip locked
+     ),
+     lease_ran_out as (
+       -- by the delivering rows' index
+       select d.id, d.next_attempt_at, coalesce(d.endpoint_id, d.team_id) as target
+       from public.webhook_deliveries d
+       where d.status = 'delivering' and d.locked_until <= now()
+         and (d.endpoint_id is null or exists (select 1 from public.webhook_endpoints e where e.id = d.endpoint_id and e.enabled))
+       limit $5
+       for update of d skip locked
      ),
      ranked as (
-       select id, row_number() over (partition by target order by next_attempt_at)
-                  + coalesce(($4::jsonb ->> target::text)::int, 0) as slot
-       from candidates
+       select id, next_attempt_at, row_number() over (partition by target order by next_attempt_at) as slot,
+              coalesce(($4::jsonb ->> target::text)::int, $3) as room
+       from (select * from due_now union all select * from lease_ran_out) as candidates
      ),
      due as (
-       select d.id from public.webhook_deliveries d join ranked r on r.id = d.id
-       where r.slot <= $3
-         and ((d.status = 'pending' and d.next_attempt_at <= now())
-           or (d.status = 'delivering' and d.locked_until <= now()))
-       order by d.next_attempt_at
+       select id from ranked where slot <= room
+       order by next_attempt_at
        limit $1
-       for update of d skip locked
      )
      update public.webhook_deliveries d
      set status = 'delivering', locked_until = now() + make_interval(secs => $2), updated_at = now()
@@ -118,21 +120,33 @@ async function claimDueDeliveries(db: Database, limit: number, leaseSeconds: num
        (select previous_secret from public.webhook_secrets s where s.team_id = d.team_id and s.previous_expires_at > now()) as previous_secret`,
     // not prepared: with the prepared (generic) plan a burst of 5,000 was delivered at 15 to 80 a
     // second, without it at ~750 (bench:webhooks); planning it each time costs about 2 ms
-    [limit, leaseSeconds, perEndpoint, JSON.stringify(Object.fromEntries(busy)), claimScan],
+    [limit, leaseSeconds, room, JSON.stringify(Object.fromEntries(roomOf)), claimScan],
   )
   return rows
 }
 
+/**
+ * A Standard Webhooks signature: `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` keyed with
+ * the secret's bytes (base64 after `whsec_`), as the standardwebhooks library signs, with node's
+ * HMAC: the library's JavaScript SHA-256 and its decoding of the secret took 5% of the worker's CPU
+ * in a burst (a profile of bench:webhooks). Receivers verify it with the library (the tests do).
+ */
+function signature(secret: string, id: string, timestamp: string, body: string): string {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64')
+  if (!key.length) throw new Error('The webhook secret is empty')
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`
+}
+
 /** Standard Webhooks headers; after a rotation the signature header holds both signatures, space-separated. */
 function signedHeaders(delivery: ClaimedDelivery, secret: string): Record<string, string> {
-  const now = new Date()
+  const timestamp = String(Math.floor(Date.now() / 1000))
   const secrets = delivery.previous_secret ? [secret, delivery.previous_secret] : [secret]
   return {
     'content-type': 'application/json',
     'user-agent': 'team-workspace-webhooks/1',
     'webhook-id': delivery.id,
-    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'webhook-signature': secrets.map(key => new Webhook(key).sign(delivery.id, now, delivery.body)).join(' '),
+    'webhook-timestamp': timestamp,
+    'webhook-signature': secrets.map(key => signature(key, delivery.id, timestamp, delivery.body)).join(' '),
   }
 }
 
@@ -306,11 +320,14 @@ async function releaseDeliveries(db: Database, ids: string[]) {
  * Delivers until stopped. It looks for due deliveries when woken (`wake()`: a notification that
  * some were queued), when one of its deliveries finishes (a slot is free), and every
  * `pollIntervalMs` as a fallback. It sends concurrently within `limits` (so one slow receiver does
- * not hold up the others), and keeps up to one more round per receiver claimed and waiting, so that
- * a finished delivery's slot is refilled at once instead of after a round trip to the database. A
- * waiting delivery starts within one attempt (at most the timeout), so its lease (twice the timeout
- * plus 5 s) covers the wait, its attempt and its record; one that waited too long anyway is left to
- * its lease. Finished attempts are recorded in batches (whatever finished while the previous
+ * not hold up the others), and keeps more of each receiver's deliveries claimed and waiting, so that
+ * a finished delivery's slot is refilled at once instead of after a round trip to the database: one
+ * more round, and for a receiver that answers fast as many rounds as it clears within half the wait
+ * a lease allows (up to one batch in all), so that a burst to one fast receiver is not held up by
+ * the claims. It claims again for a receiver once half of what it may hold is gone. A waiting
+ * delivery starts within the wait its lease (twice the timeout plus 5 s) leaves beside its attempt
+ * and its record; one that waited too long anyway (its receiver slowed down) is left to its lease.
+ * Finished attempts are recorded in batches (whatever finished while the previous
  * statement ran), beside the sending and claiming. Any number of workers (app instances) may share
  * one database. A number for `limits` is the total bound (the per-endpoint bound is then no larger).
  */
@@ -331,6 +348,10 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
   const busy = new Map<string, number>()
   /** target -> claimed deliveries not started yet, oldest first */
   const waiting = new Map<string, { delivery: ClaimedDelivery, claimedAt: number }[]>()
+  /** target -> how long its attempts take (ms): the slowest recent one, fading by a fifth with each newer one */
+  const pace = new Map<string, number>()
+  /** The most waiting rounds one receiver may have (in flight and waiting, at most one batch). */
+  const maxRounds = Math.max(1, Math.floor(batchSize / perEndpoint) - 1)
   const finished: FinishedAttempt[] = []
   const sending = new Set<Promise<void>>()
   let recording: Promise<void> | undefined
@@ -373,6 +394,14 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
       })
   }
 
+  /** How many of a receiver's deliveries this worker may hold (in flight and waiting); one waiting round until it has answered. */
+  const depthOf = (target: string) => {
+    const ms = pace.get(target)
+    const rounds = ms === undefined ? 1 : Math.min(maxRounds, Math.max(1, Math.floor(maxWaitMs / (2 * Math.max(ms, 1)))))
+    return perEndpoint * (1 + rounds)
+  }
+  const heldFor = (target: string) => (busy.get(target) ?? 0) + (waiting.get(target)?.length ?? 0)
+
   const start = (delivery: ClaimedDelivery) => {
     running++
     add(busy, delivery.target, 1)
@@ -380,11 +409,12 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
       finished.push({ delivery, outcome })
       running--
       add(busy, delivery.target, -1)
+      pace.set(delivery.target, Math.max(outcome.durationMs, 0.8 * (pace.get(delivery.target) ?? 0)))
       sending.delete(attempt)
       record()
       startWaiting()
-      // this receiver's waiting round has run out: claim the next while the others are in flight
-      if (!waiting.has(delivery.target)) wake()
+      // half of what this receiver may hold is gone: claim more while the rest is sent
+      if (heldFor(delivery.target) <= depthOf(delivery.target) / 2) wake()
     })
     sending.add(attempt)
   }
@@ -402,11 +432,11 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
     }
   }
 
-  /** target -> deliveries held (in flight and waiting) */
-  const held = () => {
-    const counts = new Map(busy)
-    for (const [target, queue] of waiting) add(counts, target, queue.length)
-    return counts
+  /** target -> how many more of its deliveries the next claim may take, for the receivers held or heard from */
+  const roomOf = () => {
+    const room = new Map<string, number>()
+    for (const target of new Set([...busy.keys(), ...waiting.keys(), ...pace.keys()])) room.set(target, depthOf(target) - heldFor(target))
+    return room
   }
 
   const loop = (async () => {
@@ -416,7 +446,7 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
         shouldLook = false
         let claimed: ClaimedDelivery[] = []
         try {
-          claimed = await claimDueDeliveries(db, free, settings.leaseSeconds, 2 * perEndpoint, held())
+          claimed = await claimDueDeliveries(db, free, settings.leaseSeconds, 2 * perEndpoint, roomOf())
         }
         catch (error) {
           if (!isStopped) console.error('[webhooks] could not read the outbox:', (error as Error).message)
@@ -427,6 +457,11 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
           waitingCount++
         }
         startWaiting()
+        // a receiver this worker holds nothing of after a claim is forgotten (it starts again from
+        // one waiting round), so that the map stays as small as what is held
+        for (const target of pace.keys()) {
+          if (!heldFor(target)) pace.delete(target)
+        }
         // a full batch: there may be more due work
         if (claimed.length === free) shouldLook = true
         if (!hasLooked) {

@@ -61,6 +61,40 @@ describe('webhook workers', () => {
     expect(counts).toEqual([{ status: 'succeeded', attempts: 1, n: 40 }])
   })
 
+  it('hold more of a receiver\'s deliveries once it answers fast, and still send no more than the per-endpoint bound at once', async () => {
+    // the first four answers come at once; every later request is left hanging
+    const fast = await startWebhookReceiver(index => index < 4 ? 200 : 'hang')
+    const teamId = await teamWithUrl(fast.url)
+    await db.transaction(async (tx) => {
+      for (let i = 0; i < 40; i++) await fireWebhook(tx, teamId, 'webhook.test', { n: i })
+    })
+    // 2 at once per receiver, claims of up to 20: a receiver not heard from yet gets 2 in flight
+    // and 2 waiting; one that answered within a fraction of the lease gets up to 20 held (the
+    // claims top it up while the hanging ones are in flight)
+    // (a timeout long enough that the hanging ones are still in flight when counted)
+    const worker = startWebhookWorker(db, { ...settings, timeoutMs: 10_000, leaseSeconds: 30 }, { total: 20, perEndpoint: 2, batchSize: 20 })
+    const countByStatus = async () => {
+      const { rows } = await db.query<{ status: string, n: number }>(
+        'select status, count(*)::int as n from public.webhook_deliveries where team_id = $1 group by status',
+        [teamId],
+      )
+      return Object.fromEntries(rows.map(row => [row.status, row.n]))
+    }
+    try {
+      const counts = await waitFor('the fast receiver\'s four answers recorded and a full batch held', async () => {
+        const counts = await countByStatus()
+        return counts.succeeded === 4 && counts.delivering === 20 && counts
+      }, { timeoutMs: 20_000 })
+      expect(counts).toEqual({ succeeded: 4, delivering: 20, pending: 16 })
+      expect(fast.maxInFlight).toBe(2)
+    }
+    finally {
+      // ends the hanging requests, so that the worker stops without waiting for their timeout
+      await fast.close()
+      await worker.stop()
+    }
+  })
+
   it('queues nothing for a team without a webhook URL', async () => {
     const teamId = await teamWithUrl(null)
     const id = await db.transaction(tx => fireWebhook(tx, teamId, 'webhook.test', {}))

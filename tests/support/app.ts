@@ -29,6 +29,8 @@ export interface TestApp {
 export interface StartOptions {
   /** Run on this Postgres database instead of a fresh one (another app's, a private cluster's); it is not dropped on stop. */
   databaseUrl?: string
+  /** Flags for node before the app's entry (e.g. --cpu-prof, which NODE_OPTIONS may not carry). */
+  nodeArgs?: string[]
 }
 
 /** A free TCP port on 127.0.0.1. */
@@ -99,7 +101,7 @@ export async function startApp(env: Record<string, string> = {}, options: StartO
   let child: ChildProcess
   let extraEnv = env
   const launch = async () => {
-    child = spawn(process.execPath, [serverEntry], {
+    child = spawn(process.execPath, [...(options.nodeArgs ?? []), serverEntry], {
       env: {
         ...process.env,
         NODE_ENV: 'production',
