@@ -1,5 +1,5 @@
 import type { ActivitySource } from '#shared/utils/schemas'
-import type { Database, Queryable, QueryResult } from './db-drivers'
+import type { Database, Queryable, QueryOptions, QueryResult } from './db-drivers'
 
 export interface AuditContext {
   actorId: string | null
@@ -25,7 +25,7 @@ export interface AuditedClient {
    */
   write<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
   /** A read that writes nothing, so it needs no audit context (no transaction round trips). */
-  read<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
+  read<T = Record<string, unknown>>(text: string, params?: unknown[], options?: Pick<QueryOptions, 'isoTimestamps'>): Promise<QueryResult<T>>
 }
 
 const contextSettings = ['actor_id', 'team_id', 'source', 'source_ref', 'api_key_id']
@@ -73,6 +73,6 @@ export function createAuditedClient(db: Database, context: AuditContext): Audite
     query: (text, params) => transaction(tx => tx.query(text, params)),
     write: (text, params = []) => db.query(auditedWriteSql(text, params.length), [...params, ...values], { prepare: true }),
     // the app builds every statement of these two from the registry, so their texts are few: prepared
-    read: (text, params) => db.query(text, params, { prepare: true }),
+    read: (text, params, options) => db.query(text, params, { ...options, prepare: true }),
   }
 }

@@ -514,7 +514,8 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
     const planned = await plannedCount(client, table, filterWhere, filterParams)
     return query.count === 'estimated' && planned <= estimatedExactUpTo ? countExactly() : { total: planned }
   }
-  const [page, count] = await readErrors(() => Promise.all([client.read<DataRecord>(sql, params), countRows()]))
+  // the page goes straight into the answer: its timestamps are read as the ISO text JSON prints
+  const [page, count] = await readErrors(() => Promise.all([client.read<DataRecord>(sql, params, { isoTimestamps: true }), countRows()]))
   const rows = shapeRows(table, registry, query.select, page.rows)
   const last = page.rows.at(-1)
   const next = last && rows.length === query.limit ? encodeCursor(cursorScope(table, query), [...query.order.map((_, i) => last[`__key${i}`] ?? null), last.id]) : null
