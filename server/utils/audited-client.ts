@@ -25,7 +25,7 @@ export interface AuditedClient {
    */
   write<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
   /** A read that writes nothing, so it needs no audit context (no transaction round trips). */
-  read<T = Record<string, unknown>>(text: string, params?: unknown[], options?: Pick<QueryOptions, 'isoTimestamps'>): Promise<QueryResult<T>>
+  read<T = Record<string, unknown>>(text: string, params?: unknown[], options?: Pick<QueryOptions, 'isoTimestamps' | 'arrayRows'>): Promise<QueryResult<T>>
 }
 
 const contextSettings = ['actor_id', 'team_id', 'source', 'source_ref', 'api_key_id']

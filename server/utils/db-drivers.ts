@@ -6,6 +6,8 @@ import pg from 'pg'
 export interface QueryResult<T> {
   rows: T[]
   rowCount: number
+  /** The columns' names in order (with `arrayRows`, where each row is an array of their values). */
+  fields?: string[]
 }
 
 export interface QueryOptions {
@@ -20,6 +22,8 @@ export interface QueryOptions {
    * per value only for JSON to print it again is most of the cost of a page's timestamps.
    */
   isoTimestamps?: boolean
+  /** Answer each row as an array of its values, in the order of `fields` (no object per row). */
+  arrayRows?: boolean
 }
 
 /** Anything that runs one parameterised statement. */
@@ -98,6 +102,11 @@ const isoTimestampTypes = {
   getTypeParser: (oid: number, format?: 'text' | 'binary') => oid === TIMESTAMPTZ ? isoTimestamp : pg.types.getTypeParser(oid, format),
 }
 
+/** What QueryOptions ask of a pg query besides its text, values and name. */
+function pgQueryOptions(options: QueryOptions | undefined): { types?: typeof isoTimestampTypes, rowMode?: 'array' } {
+  return { types: options?.isoTimestamps ? isoTimestampTypes : undefined, rowMode: options?.arrayRows ? 'array' : undefined }
+}
+
 function createPostgres(url: string, max: number, prepare: boolean): Database {
   // a connection attempt that hangs (server unreachable) fails after 10 s instead of waiting forever
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 })
@@ -117,14 +126,14 @@ function createPostgres(url: string, max: number, prepare: boolean): Database {
       const name = prepare && options?.prepare ? nameOf(text) : undefined
       let result
       try {
-        result = await client.query({ text, values: params, name, types: options?.isoTimestamps ? isoTimestampTypes : undefined })
+        result = await client.query({ text, values: params, name, ...pgQueryOptions(options) })
       }
       catch (error) {
         if (!name || !isStalePlan(error)) throw error
         names.set(text, null)
-        result = await client.query({ text, values: params, types: options?.isoTimestamps ? isoTimestampTypes : undefined })
+        result = await client.query({ text, values: params, ...pgQueryOptions(options) })
       }
-      return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length }
+      return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length, fields: options?.arrayRows ? result.fields.map(field => field.name) : undefined }
     },
     async exec(sql: string) {
       await client.query(sql)
@@ -171,9 +180,16 @@ function createPglite(dataDir: string): Database {
   const wrap = (client: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     // PGlite runs in this process: there is no round trip to save, so `prepare` changes nothing
     async query<T>(text: string, params?: unknown[], options?: QueryOptions) {
-      const result = await client.query<T>(text, params, options?.isoTimestamps ? { parsers: { [TIMESTAMPTZ]: isoTimestamp } } : undefined)
+      const result = await client.query<T>(text, params, {
+        ...(options?.isoTimestamps ? { parsers: { [TIMESTAMPTZ]: isoTimestamp } } : {}),
+        ...(options?.arrayRows ? { rowMode: 'array' as const } : {}),
+      })
       // a statement that returns rows counts them; PGlite's affectedRows is 0 for a select
-      return { rows: result.rows, rowCount: result.fields.length ? result.rows.length : (result.affectedRows ?? 0) }
+      return {
+        rows: result.rows,
+        rowCount: result.fields.length ? result.rows.length : (result.affectedRows ?? 0),
+        fields: options?.arrayRows ? result.fields.map(field => field.name) : undefined,
+      }
     },
     async exec(sql: string) {
       await client.exec(sql)
