@@ -1,4 +1,4 @@
-import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
+import { createHmac, hash, hkdfSync, timingSafeEqual } from 'node:crypto'
 import type { H3Event } from 'h3'
 import { uuidPattern } from '#shared/utils/patterns'
 import { requireTeam, type AuditedClient } from './audited-client'
@@ -663,9 +663,11 @@ export async function answerCreate(event: H3Event, client: AuditedClient, table:
   setResponseStatus(event, 201)
   const plain = !preferences.return && !preferences.resolution && !preferences.tx && !select
   if (plain && !Array.isArray(body)) {
-    const record = await createRecord(client, table, records[0])
-    setResponseHeader(event, 'etag', recordEtag(record))
-    return record
+    // serialised once, for its ETag and as the answer
+    const json = JSON.stringify(await createRecord(client, table, records[0]))
+    setResponseHeader(event, 'etag', jsonEtag(json))
+    setResponseHeader(event, 'content-type', 'application/json')
+    return json
   }
   const options = { dryRun: preferences.tx === 'rollback', represent: representation(table, requireTeam(client), select) }
   const rows = preferences.resolution
@@ -750,7 +752,12 @@ function refuseDryRun(event: H3Event) {
 
 /** The ETag of a record answer: a hash of its JSON. */
 export function recordEtag(record: DataRecord): string {
-  return `"${createHash('sha256').update(JSON.stringify(record)).digest('base64url').slice(0, 27)}"`
+  return jsonEtag(JSON.stringify(record))
+}
+
+/** The ETag of a record already written as JSON (`recordEtag` without serialising it again). */
+function jsonEtag(json: string): string {
+  return `"${hash('sha256', json, 'base64url').slice(0, 27)}"`
 }
 
 /** The guard of an `If-Match` write: 412 unless the record's current ETag is one named. */
