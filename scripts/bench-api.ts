@@ -26,6 +26,7 @@
 // BENCH_KEEP_DATABASE=1 keeps the database afterwards (to EXPLAIN its queries).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import http from 'node:http'
 import { createServer as createNetServer } from 'node:net'
@@ -194,9 +195,31 @@ async function seed(databaseUrl: string): Promise<{ key: string, keyId: string, 
   return { key: keys[0]!.key, keyId, deepKey: keys[1]!.key }
 }
 
-interface Result { requests: number, rps: number, p50: number, p99: number, errors: number }
+interface Result { requests: number, rps: number, p50: number, p99: number, errors: number, cpuMs?: number }
 
-interface Target { url: string, headers: Record<string, string>, body?: string }
+/** A request to load, and the server process answering it (for its CPU time per request). */
+interface Target { url: string, headers: Record<string, string>, body?: string, pid?: number }
+
+/**
+ * The CPU time (user + system, in ms) a process has used so far, from /proc (Linux); undefined
+ * elsewhere. Unlike requests per second on a shared machine, a server's CPU time per request
+ * hardly changes with what else the machine runs: it is the figure to compare the app's own
+ * work with the bare handler's.
+ */
+function cpuMsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // the fields after the command name (which is in brackets and may hold spaces); utime and stime are the 14th and 15th fields
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 1000 / clockTicks
+  }
+  catch {
+    return undefined
+  }
+}
+// USER_HZ: 100 on every Linux that matters here (getconf CLK_TCK)
+const clockTicks = 100
 
 /** Keeps `connections` keep-alive requests in flight for `duration` seconds and measures each 2xx. */
 async function load(target: Target, duration: number): Promise<Result> {
@@ -225,12 +248,15 @@ async function load(target: Target, duration: number): Promise<Result> {
     while (performance.now() < deadline) await once()
   }
   const began = performance.now()
+  const cpuBefore = cpuMsOf(target.pid)
   await Promise.all(Array.from({ length: connections }, worker))
   const elapsed = (performance.now() - began) / 1000
+  const cpuAfter = cpuMsOf(target.pid)
   agent.destroy()
   latencies.sort((a, b) => a - b)
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN
-  return { requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors }
+  const cpuMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / Math.max(1, latencies.length + errors)
+  return { requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, cpuMs }
 }
 
 /** Sends `count` requests one after the other (for pages too slow to load in parallel). */
@@ -248,7 +274,7 @@ async function timedOneByOne(target: Target, count: number): Promise<Result> {
 }
 
 const row = (label: string, r: Result) =>
-  `${label.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(1).padStart(7)} ms   p99 ${r.p99.toFixed(1).padStart(7)} ms   (${r.requests} ok, ${r.errors} errors)`
+  `${label.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(1).padStart(7)} ms   p99 ${r.p99.toFixed(1).padStart(7)} ms   (${r.requests} ok, ${r.errors} errors)${r.cpuMs === undefined ? '' : `   server CPU ${r.cpuMs.toFixed(3)} ms/request`}`
 const best = (list: Result[]) => list.reduce((a, b) => (b.rps > a.rps ? b : a))
 
 /** Alternates the targets over the rounds (the machine may be shared) and keeps each one's best. */
@@ -401,9 +427,9 @@ async function main() {
       `http://127.0.0.1:${minimalPort}/`))
 
     const app = (url: string, key: string, body?: unknown): Target =>
-      ({ url: `http://127.0.0.1:${appPort}${url}`, headers: { authorization: `Bearer ${key}` }, body: body === undefined ? undefined : JSON.stringify(body) })
+      ({ url: `http://127.0.0.1:${appPort}${url}`, headers: { authorization: `Bearer ${key}` }, body: body === undefined ? undefined : JSON.stringify(body), pid: children[0]!.pid })
     const minimal = (url: string, body?: unknown): Target =>
-      ({ url: `http://127.0.0.1:${minimalPort}${url}`, headers: {}, body: body === undefined ? undefined : JSON.stringify(body) })
+      ({ url: `http://127.0.0.1:${minimalPort}${url}`, headers: {}, body: body === undefined ? undefined : JSON.stringify(body), pid: children[1]!.pid })
     const check = await fetch(app(path, keys.key).url, { headers: app(path, keys.key).headers })
     const body = await check.json() as Record<string, unknown>[]
     if (check.status !== 200 || body.length !== 50 || !('project_name' in body[0]!)) throw new Error(`Unexpected app answer: ${check.status}`)
@@ -465,6 +491,11 @@ async function main() {
     console.info(`write app / bare (prepared):   ${verdict(ratio(writeApp, writePrepared), 0.8)} [${(writeApp.rps / writePrepared.rps).toFixed(2)}]; against the unprepared bare handler ${both(writeApp, writeBare)}; against a plain INSERT ${both(writeApp, writePlainPrepared)}`)
     // the most any design with a key statement of its own can reach: the bare handler plus that statement
     console.info(`key statement alone: bare + key / bare (prepared): read ${both(readKeyed, readPrepared)}, write ${both(writeKeyed, writePrepared)}; app / (bare + key): read ${both(readApp, readKeyed)}, write ${both(writeApp, writeKeyed)}`)
+    // the server's own CPU time per request: the app's work beside the bare handler's, whatever the load
+    const cpu = (a: Measured, b: Measured) => a.cpuMs === undefined || b.cpuMs === undefined
+      ? 'n/a'
+      : `${median(a.rounds.map(r => r.cpuMs!)).toFixed(3)} ms against ${median(b.rounds.map(r => r.cpuMs!)).toFixed(3)} ms (${ratio(b, a, r => 1 / r.cpuMs!).toFixed(2)}x)`
+    console.info(`server CPU per request (median over the rounds): read app ${cpu(readApp, readPrepared)}; write app ${cpu(writeApp, writePrepared)}`)
     console.info(`deep  cursor p50 / first p50: ${verdict(ratio(cursorPage, firstPage, result => result.p50), 1.5, false)} (offset: ${(offsetPage.p50 / firstPage.p50).toFixed(1)}x)`)
     console.info(`load average after: ${load1.map(l => l.toFixed(2)).join(' ')} (2 cores; ${rounds} alternating rounds of ${seconds} s per figure, the best shown)`)
   }

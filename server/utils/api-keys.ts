@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { z } from 'zod'
 import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody } from '#shared/utils/api-keys'
@@ -10,7 +10,8 @@ import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-li
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
 export function hashApiKey(rawKey: string): string {
-  return createHash('sha256').update(rawKey).digest('hex')
+  // the one-shot digest: every request with a key hashes it
+  return hash('sha256', rawKey)
 }
 
 /** A new key: 32 random bytes, base64url (43 characters); prefix = first 8; hash = SHA-256 hex. */

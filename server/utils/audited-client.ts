@@ -1,5 +1,5 @@
 import type { ActivitySource } from '#shared/utils/schemas'
-import type { Database, Queryable, QueryResult } from './db-drivers'
+import type { Database, Queryable, QueryOptions, QueryResult } from './db-drivers'
 
 export interface AuditContext {
   actorId: string | null
@@ -23,9 +23,9 @@ export interface AuditedClient {
    * `audit_context`, a one-row CTE put before it that sets the context, so the write happens after
    * it and the AFTER triggers (activity log, webhook outbox) see it at the end of the statement.
    */
-  write<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
+  write<T = Record<string, unknown>>(text: string, params?: unknown[], options?: Pick<QueryOptions, 'isoTimestamps'>): Promise<QueryResult<T>>
   /** A read that writes nothing, so it needs no audit context (no transaction round trips). */
-  read<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<T>>
+  read<T = Record<string, unknown>>(text: string, params?: unknown[], options?: Pick<QueryOptions, 'isoTimestamps' | 'arrayRows'>): Promise<QueryResult<T>>
 }
 
 const contextSettings = ['actor_id', 'team_id', 'source', 'source_ref', 'api_key_id']
@@ -71,8 +71,8 @@ export function createAuditedClient(db: Database, context: AuditContext): Audite
     context,
     transaction,
     query: (text, params) => transaction(tx => tx.query(text, params)),
-    write: (text, params = []) => db.query(auditedWriteSql(text, params.length), [...params, ...values], { prepare: true }),
+    write: (text, params = [], options) => db.query(auditedWriteSql(text, params.length), [...params, ...values], { ...options, prepare: true }),
     // the app builds every statement of these two from the registry, so their texts are few: prepared
-    read: (text, params) => db.query(text, params, { prepare: true }),
+    read: (text, params, options) => db.query(text, params, { ...options, prepare: true }),
   }
 }

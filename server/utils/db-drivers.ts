@@ -6,6 +6,8 @@ import pg from 'pg'
 export interface QueryResult<T> {
   rows: T[]
   rowCount: number
+  /** The columns' names in order (with `arrayRows`, where each row is an array of their values). */
+  fields?: string[]
 }
 
 export interface QueryOptions {
@@ -14,6 +16,14 @@ export interface QueryOptions {
    * Only for the app's own statements, whose texts are few; never for SQL written by a user or model.
    */
   prepare?: boolean
+  /**
+   * Answer timestamptz values as the ISO-8601 text JSON would give their Date (UTC, milliseconds)
+   * rather than as Date objects: for rows that go straight into an answer, where building a Date
+   * per value only for JSON to print it again is most of the cost of a page's timestamps.
+   */
+  isoTimestamps?: boolean
+  /** Answer each row as an array of its values, in the order of `fields` (no object per row). */
+  arrayRows?: boolean
 }
 
 /** Anything that runs one parameterised statement. */
@@ -67,6 +77,36 @@ const DATE = 1082
 pg.types.setTypeParser(INT8, value => Number(value))
 pg.types.setTypeParser(DATE, value => value)
 
+const TIMESTAMPTZ = 1184
+const parseTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ) as (text: string) => unknown
+/** The form Postgres prints a timestamptz in a UTC session: '2026-11-25 08:29:45.588207+00'. */
+const utcTimestamp = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:(\.\d{1,6}))?\+00$/
+
+/**
+ * A timestamptz's text as JSON.stringify prints the Date that pg would make of it: the same
+ * milliseconds (the fraction's first three digits, as pg's parser truncates them). Any other form
+ * (another zone, a year before 1000 or BC, infinity) goes through pg's parser as before.
+ */
+export function isoTimestamp(text: string): unknown {
+  const match = utcTimestamp.exec(text)
+  if (!match) {
+    const value = parseTimestamptz(text)
+    return value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString() : value
+  }
+  const ms = match[3] ? String(Math.trunc(1000 * Number.parseFloat(match[3]))).padStart(3, '0') : '000'
+  return `${match[1]}T${match[2]}.${ms}Z`
+}
+
+/** pg's type parsers with timestamptz as ISO text (QueryOptions.isoTimestamps). */
+const isoTimestampTypes = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') => oid === TIMESTAMPTZ ? isoTimestamp : pg.types.getTypeParser(oid, format),
+}
+
+/** What QueryOptions ask of a pg query besides its text, values and name. */
+function pgQueryOptions(options: QueryOptions | undefined): { types?: typeof isoTimestampTypes, rowMode?: 'array' } {
+  return { types: options?.isoTimestamps ? isoTimestampTypes : undefined, rowMode: options?.arrayRows ? 'array' : undefined }
+}
+
 function createPostgres(url: string, max: number, prepare: boolean): Database {
   // a connection attempt that hangs (server unreachable) fails after 10 s instead of waiting forever
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 })
@@ -86,14 +126,14 @@ function createPostgres(url: string, max: number, prepare: boolean): Database {
       const name = prepare && options?.prepare ? nameOf(text) : undefined
       let result
       try {
-        result = await client.query({ text, values: params, name })
+        result = await client.query({ text, values: params, name, ...pgQueryOptions(options) })
       }
       catch (error) {
         if (!name || !isStalePlan(error)) throw error
         names.set(text, null)
-        result = await client.query(text, params)
+        result = await client.query({ text, values: params, ...pgQueryOptions(options) })
       }
-      return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length }
+      return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length, fields: options?.arrayRows ? result.fields.map(field => field.name) : undefined }
     },
     async exec(sql: string) {
       await client.query(sql)
@@ -139,10 +179,17 @@ function createPglite(dataDir: string): Database {
   })
   const wrap = (client: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     // PGlite runs in this process: there is no round trip to save, so `prepare` changes nothing
-    async query<T>(text: string, params?: unknown[]) {
-      const result = await client.query<T>(text, params)
+    async query<T>(text: string, params?: unknown[], options?: QueryOptions) {
+      const result = await client.query<T>(text, params, {
+        ...(options?.isoTimestamps ? { parsers: { [TIMESTAMPTZ]: isoTimestamp } } : {}),
+        ...(options?.arrayRows ? { rowMode: 'array' as const } : {}),
+      })
       // a statement that returns rows counts them; PGlite's affectedRows is 0 for a select
-      return { rows: result.rows, rowCount: result.fields.length ? result.rows.length : (result.affectedRows ?? 0) }
+      return {
+        rows: result.rows,
+        rowCount: result.fields.length ? result.rows.length : (result.affectedRows ?? 0),
+        fields: options?.arrayRows ? result.fields.map(field => field.name) : undefined,
+      }
     },
     async exec(sql: string) {
       await client.exec(sql)

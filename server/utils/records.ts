@@ -196,7 +196,8 @@ export async function createRecord(client: AuditedClient, table: TableInfo, inpu
   const teamId = requireTeam(client)
   const values = parseRecordInput(recordSchemas(table).create, input)
   const statement = await insertStatement(table, teamId, requireActor(client), values, true)
-  const { rows } = await withDatabaseErrors(table, () => client.write<DataRecord>(statement.sql, statement.params))
+  // the created record is answered as JSON: its timestamps are read as the ISO text JSON prints
+  const { rows } = await withDatabaseErrors(table, () => client.write<DataRecord>(statement.sql, statement.params, { isoTimestamps: true }))
   return rows[0] ?? refusedReferences({ query: client.read }, table, teamId, values)
 }
 
