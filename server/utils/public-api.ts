@@ -199,20 +199,8 @@ export function answerRows(event: H3Event, rows: DataRecord[], format: AnswerFor
 
 /** The public origin of links in answers: `BASE_URL`, else the request's own origin. */
 export function publicOrigin(event: H3Event): string {
-  const base = setting('baseUrl')
-  if (base) return base.replace(/\/+$/, '')
-  // what getRequestURL(event).origin answers, parsed once per protocol and host rather than on every list page
-  const given = `${getRequestProtocol(event)}://${getRequestHost(event)}`
-  let origin = originsByHost.get(given)
-  if (origin === undefined) {
-    origin = getRequestURL(event).origin
-    if (originsByHost.size >= 100) originsByHost.clear()
-    originsByHost.set(given, origin)
-  }
-  return origin
+  return (setting('baseUrl') || getRequestURL(event).origin).replace(/\/+$/, '')
 }
-
-const originsByHost = new Map<string, string>()
 
 /** What a key's list and write requests may embed: the domain tables its scopes let it read. */
 export function keyAccess(apiKey: Pick<AuthenticatedKey, 'scopes'>): { canRead: (table: string) => boolean } {

@@ -28,17 +28,8 @@ const plainNames = {
 
 export type SettingName = keyof typeof plainNames
 
-// A process's settings do not change while it runs, and reading process.env costs more than a
-// look-up here: the request path reads several settings on every request.
-const values = new Map<SettingName, string>()
-
 /** A setting's value: the runtimeConfig key (NUXT_ name) first, else the documented plain name, else ''. */
 export function setting(name: SettingName): string {
-  let value = values.get(name)
-  if (value === undefined) {
-    const config = useRuntimeConfig() as unknown as Record<string, unknown>
-    value = String(config[name] || process.env[plainNames[name]] || '')
-    values.set(name, value)
-  }
-  return value
+  const config = useRuntimeConfig() as unknown as Record<string, unknown>
+  return String(config[name] || process.env[plainNames[name]] || '')
 }
