@@ -114,6 +114,16 @@ describe('select', () => {
     expect(joined.body).toEqual([{ id: expect.any(String), project_id: project.body.id, project_name: 'Selected project' }])
   })
 
+  it('answers any alias as a field of its own, __proto__ included', async () => {
+    // an answer object is made by a function compiled per set of keys: this alias must not set the
+    // object's prototype there (which would drop the field) but be answered like any other
+    const page = await key.get('/api/v1/tasks?select=__proto__:title,id&title=eq.task 1')
+    expect(page.status).toBe(200)
+    expect(page.body).toHaveLength(1)
+    expect(Object.keys(page.body[0])).toEqual(['__proto__', 'id'])
+    expect(page.body[0]['__proto__']).toBe('task 1')
+  })
+
   it.each([
     ['select=title,nope', 'select: "nope" is not a column of tasks'],
     ['select=', 'select: name columns separated by commas'],
