@@ -95,6 +95,52 @@ describe('webhook workers', () => {
     }
   })
 
+  it('claim again only when a receiver has used half of what it may hold and may have more due, and record attempts in batches', async () => {
+    // a database of its own: the earlier tests leave deliveries to receivers that are gone
+    const own = await freshDatabase()
+    const fast = await startWebhookReceiver(() => 200)
+    const { rows: teams } = await own.db.query<{ id: string }>('insert into public.teams (name, webhook_url) values ($1, $2) returning id', ['Batches', fast.url])
+    const teamId = teams[0]!.id
+    await ensureWebhookSecret(own.db, teamId)
+    await own.db.transaction(async (tx) => {
+      for (let i = 0; i < 30; i++) await fireWebhook(tx, teamId, 'webhook.test', { n: i })
+    })
+    // the statements the worker sends, seen on their way to the database; no poll within the test
+    const sent = { claims: 0, records: 0 }
+    const watched: Database = Object.create(own.db, {
+      query: {
+        value: (text: string, params?: unknown[]) => {
+          if (text.includes('set status = \'delivering\'')) sent.claims++
+          if (text.includes('insert into public.webhook_attempts')) sent.records++
+          return own.db.query(text, params)
+        },
+      },
+    })
+    const worker = startWebhookWorker(watched, { ...settings, pollIntervalMs: 60_000 }, { total: 100, perEndpoint: 10, batchSize: 100 })
+    let attempts: number
+    try {
+      await fast.waitFor(30)
+      await waitFor('every delivery to be recorded', async () => {
+        const { rows } = await own.db.query<{ n: number }>(`select count(*)::int as n from public.webhook_deliveries where status = 'succeeded'`)
+        return rows[0]!.n === 30
+      }, { timeoutMs: 20_000 })
+      const { rows } = await own.db.query<{ n: number }>('select count(*)::int as n from public.webhook_attempts')
+      attempts = rows[0]!.n
+    }
+    finally {
+      await worker.stop()
+      await fast.close()
+      await own.close()
+    }
+    // the first claim takes what a receiver not heard from may hold (10 in flight, 10 waiting), all
+    // of it, so more may be due; once it has answered it may hold 100, so the first answer claims
+    // again and takes the last 10, fewer than it had room for: nothing more is due, and the other
+    // 29 answers claim nothing
+    expect(sent.claims).toBe(2)
+    expect(sent.records).toBeLessThan(30)
+    expect(attempts).toBe(30)
+  })
+
   it('queues nothing for a team without a webhook URL', async () => {
     const teamId = await teamWithUrl(null)
     const id = await db.transaction(tx => fireWebhook(tx, teamId, 'webhook.test', {}))
