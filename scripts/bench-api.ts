@@ -8,6 +8,8 @@
 // Each bare handler is measured as pg runs a statement by default (parsed and planned each time),
 // with the statement prepared per connection (as the app keeps its own), and prepared after the
 // app's key statement (look-up and rate count): the most a design with a key statement can reach.
+//   floor: GET /api/health (one `select 1`, no key) against a bare handler running `select 1`: what
+//          Nitro and h3 cost around any request, beside the work;
 //   deep:  in a team of 1,000,000 tasks, the cursor page near the last row against the first page
 //          (and, for contrast, the same page by offset).
 //   database only: the same statements from this process over a pg pool, no HTTP and no app, to show
@@ -149,6 +151,13 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
       const { rows } = await pool.query(query)
       response.writeHead(201, { 'content-type': 'application/json' })
       response.end(JSON.stringify(rows[0]))
+      return
+    }
+    // ?health: what the app's GET /api/health does (one `select 1`), the floor of a request
+    if (url.searchParams.has('health')) {
+      await pool.query('select 1')
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end(JSON.stringify({ ok: true }))
       return
     }
     const limit = Number(url.searchParams.get('limit') ?? 50)
@@ -454,6 +463,7 @@ async function main() {
       minimal('/api/v1/tasks?same', newTask), minimal('/api/v1/tasks?same&prepared', newTask), minimal('/api/v1/tasks?same&prepared&keyed', newTask),
       app('/api/v1/tasks', keys.key, newTask),
     ])
+    const [floorBare, floorApp] = await compare([minimal('/?health'), { ...app('/api/health', keys.key), headers: {} }])
     const [firstPage, cursorPage] = await compare([app(path, keys.deepKey), app(link, keys.deepKey)])
     // the offset page scans every row before it: three requests one after the other are enough to see it
     const offsetPage = await timedOneByOne(app(`${path}&offset=${deepOffset}`, keys.deepKey), 3)
@@ -472,6 +482,9 @@ async function main() {
     console.info(row('bare, the app\'s statement prepared', writePrepared))
     console.info(row('bare, prepared, + key statement', writeKeyed))
     console.info(row('app (auth, limit, checks, audit)', writeApp))
+    console.info('Floor: one `select 1` per request, no key, no rows')
+    console.info(row('bare node:http + pg', floorBare))
+    console.info(row('app, GET /api/health (Nitro, h3)', floorApp))
     console.info(`Deep: GET ${path} in a team of ${deepRows.toLocaleString('en')} tasks`)
     console.info(row('first page', firstPage))
     console.info(row(`cursor page at row ${(deepOffset + 50).toLocaleString('en')}`, cursorPage))
@@ -495,7 +508,9 @@ async function main() {
     const cpu = (a: Measured, b: Measured) => a.cpuMs === undefined || b.cpuMs === undefined
       ? 'n/a'
       : `${median(a.rounds.map(r => r.cpuMs!)).toFixed(3)} ms against ${median(b.rounds.map(r => r.cpuMs!)).toFixed(3)} ms (${ratio(b, a, r => 1 / r.cpuMs!).toFixed(2)}x)`
-    console.info(`server CPU per request (median over the rounds): read app ${cpu(readApp, readPrepared)}; write app ${cpu(writeApp, writePrepared)}`)
+    console.info(`server CPU per request (median over the rounds): read app ${cpu(readApp, readPrepared)}; write app ${cpu(writeApp, writePrepared)}; floor app ${cpu(floorApp, floorBare)}`)
+    const extraMs = (a: Measured, b: Measured) => median(a.rounds.map(r => r.cpuMs ?? Number.NaN)) - median(b.rounds.map(r => r.cpuMs ?? Number.NaN))
+    console.info(`the app's extra CPU per request over the bare handler: read ${extraMs(readApp, readPrepared).toFixed(3)} ms, write ${extraMs(writeApp, writePrepared).toFixed(3)} ms, of which the framework's floor (the same for every request) ${extraMs(floorApp, floorBare).toFixed(3)} ms`)
     console.info(`deep  cursor p50 / first p50: ${verdict(ratio(cursorPage, firstPage, result => result.p50), 1.5, false)} (offset: ${(offsetPage.p50 / firstPage.p50).toFixed(1)}x)`)
     console.info(`load average after: ${load1.map(l => l.toFixed(2)).join(' ')} (2 cores; ${rounds} alternating rounds of ${seconds} s per figure, the best shown)`)
   }
