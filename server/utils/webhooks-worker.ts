@@ -493,11 +493,11 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
         // a receiver that got all the room it had may have more due; one that got less has none
         // this worker could take (the rest, if any, is another worker's); a notification or the
         // poll says when there is more
-        for (const [target, count] of claimedFor) {
-          if (count >= (room.get(target) ?? newRoom)) mayHaveMore.add(target)
-        }
-        for (const [target, targetRoom] of room) {
-          if (targetRoom > 0 && (claimedFor.get(target) ?? 0) < targetRoom) mayHaveMore.delete(target)
+        for (const target of new Set([...room.keys(), ...claimedFor.keys()])) {
+          const targetRoom = room.get(target) ?? newRoom
+          if (targetRoom <= 0) continue
+          if ((claimedFor.get(target) ?? 0) >= targetRoom) mayHaveMore.add(target)
+          else mayHaveMore.delete(target)
         }
         startWaiting()
         // a receiver this worker holds nothing of after a claim is forgotten (it starts again from
