@@ -25,11 +25,15 @@
 // BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
 // BENCH_SECONDS (default 5 per round), BENCH_ROUNDS (default 5), BENCH_CONNECTIONS (default 16) and
 // BENCH_DEEP_ROWS (default 1,000,000) tune the run. BENCH_PROFILE=<folder> writes V8 CPU profiles there;
-// BENCH_KEEP_DATABASE=1 keeps the database afterwards (to EXPLAIN its queries).
+// BENCH_KEEP_DATABASE=1 keeps the database afterwards (to EXPLAIN its queries). BENCH_ALSO=<build
+// folder>[,<build folder>…] starts other builds of the app (each an APP_BUILD_DIR, e.g. of another
+// commit) on the same database and measures them in the read and write rounds beside this one, to
+// compare two versions of the code under the same load.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
+import { resolve } from 'node:path'
 import http from 'node:http'
 import { createServer as createNetServer } from 'node:net'
 import pg from 'pg'
@@ -455,14 +459,29 @@ async function main() {
     const cursorRows = await cursorAnswer.json() as unknown[]
     if (cursorRows.length !== 50) throw new Error(`The deep cursor page answered ${cursorAnswer.status} with ${cursorRows.length} rows, not 50`)
 
+    // the other builds (BENCH_ALSO), each its own process on the same database
+    const also: { label: string, port: number, pid: number }[] = []
+    for (const folder of (process.env.BENCH_ALSO ?? '').split(',').filter(Boolean)) {
+      const port = await freePort()
+      const child = await start([resolve(folder, 'output/server/index.mjs')], {
+        NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), NUXT_DATABASE_URL: databaseUrl,
+        NUXT_SESSION_PASSWORD: randomBytes(24).toString('hex'), NUXT_SEED_DEMO: 'false', API_RATE_LIMIT: '1000000000',
+      }, `http://127.0.0.1:${port}/api/health`)
+      children.push(child)
+      also.push({ label: `also ${folder}`.slice(-34), port, pid: child.pid! })
+    }
+    const alsoTargets = (target: Target) => also.map(other => ({ ...target, url: target.url.replace(`:${appPort}/`, `:${other.port}/`), pid: other.pid }))
+
     const load0 = loadavg()
     console.info(`[bench] load average before: ${load0.map(l => l.toFixed(2)).join(' ')}; ${rounds} alternating rounds of ${seconds} s per target, ${connections} connections`)
-    const [readBare, readPrepared, readKeyed, readApp] = await compare([minimal(path), minimal(`${path}&prepared`), minimal(`${path}&prepared&keyed`), app(path, keys.key)])
-    const [writePlain, writePlainPrepared, writeBare, writePrepared, writeKeyed, writeApp] = await compare([
+    const [readBare, readPrepared, readKeyed, readApp, ...readAlso] = await compare([
+      minimal(path), minimal(`${path}&prepared`), minimal(`${path}&prepared&keyed`), app(path, keys.key), ...alsoTargets(app(path, keys.key)),
+    ]) as [Measured, Measured, Measured, Measured, ...Measured[]]
+    const [writePlain, writePlainPrepared, writeBare, writePrepared, writeKeyed, writeApp, ...writeAlso] = await compare([
       minimal('/api/v1/tasks', newTask), minimal('/api/v1/tasks?prepared', newTask),
       minimal('/api/v1/tasks?same', newTask), minimal('/api/v1/tasks?same&prepared', newTask), minimal('/api/v1/tasks?same&prepared&keyed', newTask),
-      app('/api/v1/tasks', keys.key, newTask),
-    ])
+      app('/api/v1/tasks', keys.key, newTask), ...alsoTargets(app('/api/v1/tasks', keys.key, newTask)),
+    ]) as [Measured, Measured, Measured, Measured, Measured, Measured, ...Measured[]]
     const [floorBare, floorApp] = await compare([minimal('/?health'), { ...app('/api/health', keys.key), headers: {} }])
     const [firstPage, cursorPage] = await compare([app(path, keys.deepKey), app(link, keys.deepKey)])
     // the offset page scans every row before it: three requests one after the other are enough to see it
@@ -475,6 +494,7 @@ async function main() {
     console.info(row('bare, statement prepared', readPrepared))
     console.info(row('bare, prepared, + key statement', readKeyed))
     console.info(row('app (key auth, rate limit, names)', readApp))
+    for (const [i, other] of also.entries()) console.info(row(other.label, readAlso[i]!))
     console.info(`Write: POST /api/v1/tasks ${JSON.stringify(newTask)}`)
     console.info(row('bare, plain INSERT', writePlain))
     console.info(row('bare, plain INSERT prepared', writePlainPrepared))
@@ -482,6 +502,7 @@ async function main() {
     console.info(row('bare, the app\'s statement prepared', writePrepared))
     console.info(row('bare, prepared, + key statement', writeKeyed))
     console.info(row('app (auth, limit, checks, audit)', writeApp))
+    for (const [i, other] of also.entries()) console.info(row(other.label, writeAlso[i]!))
     console.info('Floor: one `select 1` per request, no key, no rows')
     console.info(row('bare node:http + pg', floorBare))
     console.info(row('app, GET /api/health (Nitro, h3)', floorApp))
@@ -511,6 +532,9 @@ async function main() {
     console.info(`server CPU per request (median over the rounds): read app ${cpu(readApp, readPrepared)}; write app ${cpu(writeApp, writePrepared)}; floor app ${cpu(floorApp, floorBare)}`)
     const extraMs = (a: Measured, b: Measured) => median(a.rounds.map(r => r.cpuMs ?? Number.NaN)) - median(b.rounds.map(r => r.cpuMs ?? Number.NaN))
     console.info(`the app's extra CPU per request over the bare handler: read ${extraMs(readApp, readPrepared).toFixed(3)} ms, write ${extraMs(writeApp, writePrepared).toFixed(3)} ms, of which the framework's floor (the same for every request) ${extraMs(floorApp, floorBare).toFixed(3)} ms`)
+    for (const [i, other] of also.entries()) {
+      console.info(`${other.label}: read ${ratio(readAlso[i]!, readPrepared).toFixed(2)}, write ${ratio(writeAlso[i]!, writePrepared).toFixed(2)} of the bare handler; server CPU per read ${cpu(readAlso[i]!, readPrepared)}, per write ${cpu(writeAlso[i]!, writePrepared)}`)
+    }
     console.info(`deep  cursor p50 / first p50: ${verdict(ratio(cursorPage, firstPage, result => result.p50), 1.5, false)} (offset: ${(offsetPage.p50 / firstPage.p50).toFixed(1)}x)`)
     console.info(`load average after: ${load1.map(l => l.toFixed(2)).join(' ')} (2 cores; ${rounds} alternating rounds of ${seconds} s per figure, the best shown)`)
   }
