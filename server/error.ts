@@ -3,13 +3,10 @@ import type { NitroErrorHandler } from 'nitropack'
 /** Seconds a client is told to wait while the database cannot be reached. */
 const retryAfterSeconds = 5
 
-/** The public API (`/api/v1`, and `/rest/v1` for PostgREST clients). */
-const isPublicApi = (path: string) => path.startsWith('/api/v1/') || path.startsWith('/rest/v1/')
-
 /** The error body: the public API's `{ error, code, message, details, hint }`, the session routes' `{ error, code }`. */
 function errorBody(path: string, statusCode: number, message: string, data?: unknown): string {
   const body = apiErrorBody(statusCode, message, data)
-  return JSON.stringify(isPublicApi(path) ? body : { error: body.error, code: body.code })
+  return JSON.stringify(isPublicApiPath(path) ? body : { error: body.error, code: body.code })
 }
 
 /**
@@ -26,7 +23,7 @@ const errorHandler: NitroErrorHandler = (error, event) => {
     setResponseHeader(event, 'content-type', 'application/json')
     return send(event, errorBody(event.path, 503, 'The database is unavailable; try again in a few seconds', { code: '08006' }))
   }
-  if (!event.path.startsWith('/api/') && !isPublicApi(event.path)) return
+  if (!event.path.startsWith('/api/') && !isPublicApiPath(event.path)) return
   const statusCode = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500
   const isUnexpected = statusCode >= 500 && !error.statusMessage
   if (isUnexpected || error.unhandled) console.error('[api]', event.method, event.path, error.cause ?? error)

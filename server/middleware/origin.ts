@@ -4,7 +4,7 @@ const stateChanging = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 export default defineEventHandler((event) => {
   if (!stateChanging.has(event.method) || !event.path.startsWith('/api/') || event.path.startsWith('/api/v1/')) return
-  const origin = getRequestHeader(event, 'origin')
+  const origin = requestHeader(event, 'origin')
   if (!origin) return
   let originHost: string
   try {

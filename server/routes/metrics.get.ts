@@ -3,7 +3,7 @@
 export default defineEventHandler(async (event) => {
   const token = setting('metricsToken')
   if (!token) throw createError({ statusCode: 404, statusMessage: 'Not Found' })
-  if (!isMetricsTokenValid(getRequestHeader(event, 'authorization'), token)) {
+  if (!isMetricsTokenValid(requestHeader(event, 'authorization'), token)) {
     setResponseHeader(event, 'www-authenticate', 'Bearer')
     throw createError({ statusCode: 401, statusMessage: 'A valid metrics token is required (Authorization: Bearer <METRICS_TOKEN>)' })
   }

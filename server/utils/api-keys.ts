@@ -164,9 +164,9 @@ const unauthorized = (message: string) => createError({ statusCode: 401, statusM
  * key's creator, team the key's team).
  */
 export async function authApiKey(event: H3Event): Promise<{ apiKey: AuthenticatedKey, client: AuditedClient }> {
-  const header = getRequestHeader(event, 'authorization')
+  const header = requestHeader(event, 'authorization')
   // PostgREST clients (supabase-js) also send the key as `apikey`
-  const token = header ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : getRequestHeader(event, 'apikey')?.trim() || undefined
+  const token = header ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : requestHeader(event, 'apikey')?.trim() || undefined
   const db = await useDb()
   // a request without a valid key counts against its address
   const refuse = async (message: string) => {

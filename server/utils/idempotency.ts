@@ -17,7 +17,7 @@ interface IdempotencyRow {
  * body is a 422; while the first is still running, a 409. Without the header, `run` just runs.
  */
 export async function idempotent<T>(event: H3Event, apiKeyId: string, run: () => Promise<T>): Promise<T> {
-  const key = getRequestHeader(event, 'idempotency-key')
+  const key = requestHeader(event, 'idempotency-key')
   if (key === undefined) return run()
   if (key.length < 1 || key.length > 255) throw createError({ statusCode: 400, statusMessage: 'Idempotency-Key: must be 1 to 255 characters' })
   const raw = await readRawBody(event, false)

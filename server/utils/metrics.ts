@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, register, type Metric } from 'prom-client'
+import type { H3Event } from 'h3'
 import type { PoolUse } from './db-drivers'
 
 /**
@@ -34,6 +35,24 @@ export function observeRequest(method: string, route: string, status: number, se
   const labels = { method, route, status: String(status) }
   httpRequests().inc(labels)
   httpDuration().observe(labels, seconds)
+}
+
+/** Whether requests are measured: only when GET /metrics is on (METRICS_TOKEN set). */
+export function isMeasuringRequests(): boolean {
+  return Boolean(setting('metricsToken'))
+}
+
+/**
+ * Measures a request from now until its response is over ('close' also fires for an aborted or
+ * streamed response), counted by its matched route pattern (the `/api/v1/:table`, not the raw
+ * path, so that the label has a bounded set of values) and status.
+ */
+export function measureRequest(event: H3Event): void {
+  const started = performance.now()
+  event.node.res.once('close', () => {
+    const route = event.context.matchedRoute?.path ?? 'unmatched'
+    observeRequest(event.method, route, event.node.res.statusCode, (performance.now() - started) / 1000)
+  })
 }
 
 let isSetUp = false

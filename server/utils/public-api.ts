@@ -7,6 +7,11 @@ import type { AuditedClient } from './audited-client'
 import type { TableInfo } from './table-registry'
 import type { DataRecord } from '#shared/types/data'
 
+/** Whether a request path (or URL from its path on) is the public API's: `/api/v1/…`, and `/rest/v1/…` where PostgREST clients look for it. */
+export function isPublicApiPath(path: string): boolean {
+  return path.startsWith('/api/v1/') || path.startsWith('/rest/v1/')
+}
+
 /** A record body: any JSON object; the table's own schema validates its fields. */
 export const RecordBody = z.record(z.string(), z.unknown())
 
@@ -79,7 +84,7 @@ export async function requireDomainTable(event: H3Event): Promise<TableInfo> {
 export async function authApiTable(event: H3Event, needed: ApiKeyAccess): Promise<{ client: AuditedClient, table: TableInfo, apiKey: AuthenticatedKey }> {
   const { apiKey, client } = await authApiKey(event)
   // PostgREST clients name the schema (supabase-js: public); this API has no other, and never answers from a different one
-  const profile = getRequestHeader(event, 'accept-profile') ?? getRequestHeader(event, 'content-profile')
+  const profile = requestHeader(event, 'accept-profile') ?? requestHeader(event, 'content-profile')
   if (profile !== undefined && profile.trim() !== 'public') {
     throw apiError(406, `The schema must be public: "${profile.slice(0, 63)}" is not one this API has`, { code: 'PGRST106', hint: 'Only the following schemas are exposed: public' })
   }
@@ -118,7 +123,7 @@ const preferenceValues: Record<string, string[]> = {
  * otherwise it is ignored, as PostgREST does.
  */
 export function readPreferences(event: H3Event): Preferences {
-  const prefer = getRequestHeader(event, 'prefer') ?? ''
+  const prefer = requestHeader(event, 'prefer') ?? ''
   const tokens = prefer.split(/[,;]/).map(token => token.trim()).filter(Boolean)
   const preferences: Record<string, unknown> = {}
   const unknown: string[] = []
@@ -142,7 +147,7 @@ export type AnswerFormat = { kind: 'array' | 'object' | 'csv', stripNulls: boole
  * `application/vnd.pgrst.object+json` (one object) or `text/csv`; anything else is a 406.
  */
 export function acceptedFormat(event: H3Event): AnswerFormat {
-  const accept = getRequestHeader(event, 'accept')
+  const accept = requestHeader(event, 'accept')
   if (!accept) return { kind: 'array', stripNulls: false }
   const ranges = accept.split(',').map((range) => {
     const [type = '', ...params] = range.split(';').map(part => part.trim().toLowerCase())

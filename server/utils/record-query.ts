@@ -558,7 +558,7 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
 export async function readRecordQuery(event: H3Event, table: TableInfo, access: QueryAccess = {}, preferences: Preferences = readPreferences(event)): Promise<RecordQuery> {
   const query = getQuery(event)
   // PostgREST's older paging: `Range: 20-39` (items), when the query string does not page itself
-  const range = /^(?:items=)?(\d{1,15})-(\d{0,15})$/.exec(getRequestHeader(event, 'range')?.trim() ?? '')
+  const range = /^(?:items=)?(\d{1,15})-(\d{0,15})$/.exec(requestHeader(event, 'range')?.trim() ?? '')
   if (range && query.offset === undefined && query.limit === undefined && query.cursor === undefined) {
     query.offset = range[1]
     if (range[2]) query.limit = String(Math.max(Number(range[2]) - Number(range[1]) + 1, 1))
@@ -762,7 +762,7 @@ function jsonEtag(json: string): string {
 
 /** The guard of an `If-Match` write: 412 unless the record's current ETag is one named. */
 function ifMatchGuard(event: H3Event): RecordGuard | undefined {
-  const ifMatch = getRequestHeader(event, 'if-match')
+  const ifMatch = requestHeader(event, 'if-match')
   if (!ifMatch || ifMatch.trim() === '*') return undefined
   const tags = ifMatch.split(',').map(tag => tag.trim().replace(/^W\//, ''))
   return (current) => {
@@ -777,7 +777,7 @@ export async function answerRecord(event: H3Event, record: DataRecord): Promise<
   const format = acceptedFormat(event)
   const etag = recordEtag(record)
   setResponseHeader(event, 'etag', etag)
-  if (getRequestHeader(event, 'if-none-match')?.split(',').map(t => t.trim()).includes(etag)) {
+  if (requestHeader(event, 'if-none-match')?.split(',').map(t => t.trim()).includes(etag)) {
     setResponseStatus(event, 304)
     return null
   }
