@@ -28,7 +28,8 @@
 // BENCH_KEEP_DATABASE=1 keeps the database afterwards (to EXPLAIN its queries). BENCH_ALSO=<build
 // folder>[,<build folder>…] starts other builds of the app (each an APP_BUILD_DIR, e.g. of another
 // commit) on the same database and measures them in the read and write rounds beside this one, to
-// compare two versions of the code under the same load.
+// compare two versions of the code under the same load. BENCH_ONLY=read or write runs that
+// comparison alone (the prepared bare handler, the app and BENCH_ALSO's builds).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -147,7 +148,7 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof newTask
       let query = { text: insertSql, values: [ids.team, ids.user, body.title, body.priority, body.project_id, ids.user, ids.team, apiKeyId], name: prepared ? 'insert' : undefined }
       // ?same: the app's own statement (the same-team check of project_id, the joined names), no
-      // validation; built per request as the app builds it, which costs this handler a little too
+      // validation; made per request as the app makes it (insertStatement keeps each text once built)
       if (url.searchParams.has('same')) {
         const statement = await insertStatement(catalog.get('tasks')!, ids.team, ids.user, body, true, catalog)
         query = { text: auditedWriteSql(statement.sql, statement.params.length), values: [...statement.params, ...context], name: prepared ? 'app-insert' : undefined }
@@ -474,6 +475,20 @@ async function main() {
 
     const load0 = loadavg()
     console.info(`[bench] load average before: ${load0.map(l => l.toFixed(2)).join(' ')}; ${rounds} alternating rounds of ${seconds} s per target, ${connections} connections`)
+    // BENCH_ONLY=read|write: that comparison alone (the prepared bare handler, the app and BENCH_ALSO), for a quick look or a profile
+    const only = process.env.BENCH_ONLY
+    if (only === 'read' || only === 'write') {
+      const base = only === 'read' ? app(path, keys.key) : app('/api/v1/tasks', keys.key, newTask)
+      const bare = only === 'read' ? minimal(`${path}&prepared`) : minimal('/api/v1/tasks?same&prepared', newTask)
+      const [bareResult, appResult, ...alsoResults] = await compare([bare, base, ...alsoTargets(base)]) as [Measured, Measured, ...Measured[]]
+      const labelled: [string, Measured][] = [['app', appResult], ...also.map((other, i): [string, Measured] => [other.label, alsoResults[i]!])]
+      console.info(row(`${only}, bare, prepared`, bareResult))
+      for (const [label, measured] of labelled) {
+        const cpuOf = (m: Measured) => median(m.rounds.map(r => r.cpuMs ?? Number.NaN))
+        console.info(row(`${only}, ${label}`.slice(-34), measured), `ratio ${ratio(measured, bareResult).toFixed(2)}, CPU per request (median) ${cpuOf(measured).toFixed(3)} ms against ${cpuOf(bareResult).toFixed(3)} ms`)
+      }
+      return
+    }
     const [readBare, readPrepared, readKeyed, readApp, ...readAlso] = await compare([
       minimal(path), minimal(`${path}&prepared`), minimal(`${path}&prepared&keyed`), app(path, keys.key), ...alsoTargets(app(path, keys.key)),
     ]) as [Measured, Measured, Measured, Measured, ...Measured[]]

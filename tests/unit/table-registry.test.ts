@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { databaseErrorMessage, recordSchemas } from '../../server/utils/records'
+import { databaseErrorMessage, insertStatement, recordSchemas } from '../../server/utils/records'
 import { checkAllowedValues, quoteIdent, type TableInfo } from '../../server/utils/table-registry'
 
 const column = (name: string, type: string, extra: Partial<TableInfo['columns'][number]> = {}) => ({
@@ -109,5 +109,46 @@ describe('quoteIdent', () => {
   it('quotes and doubles embedded quotes', () => {
     expect(quoteIdent('tasks')).toBe('"tasks"')
     expect(quoteIdent('a"b')).toBe('"a""b"')
+  })
+})
+
+describe('insertStatement', () => {
+  const projects: TableInfo = { name: 'projects', comment: null, isDomain: true, checks: [], columns: [column('id', 'uuid', { hasDefault: true }), column('team_id', 'uuid'), column('name', 'text')] }
+  const registry = new Map([['tasks', tasks], ['projects', projects]])
+  const project = '00000000-0000-4000-8000-000000000001'
+  const insert = (values: Record<string, unknown>, audited = true, upsert?: { id: string, action: 'update' | 'nothing' }) =>
+    insertStatement(tasks, 'team', 'actor', values, audited, registry, upsert)
+
+  it('makes one text per shape of the values (which columns are given, which are null) and numbers the values to match it', async () => {
+    const first = await insert({ title: 'a', project_id: project })
+    const second = await insert({ title: 'b', project_id: '00000000-0000-4000-8000-000000000002' })
+    expect(second.sql).toBe(first.sql)
+    expect(second.params).toEqual(['team', 'actor', 'b', '00000000-0000-4000-8000-000000000002'])
+    expect(first.sql).toContain('exists (select 1 from public."projects" where "id" = $4 and team_id = $1)')
+  })
+
+  it('checks a reference only when it is given and not null, and tells the shapes apart', async () => {
+    const withProject = await insert({ title: 'a', project_id: project })
+    const withNull = await insert({ title: 'a', project_id: null })
+    const without = await insert({ title: 'a' })
+    const withPriority = await insert({ title: 'a', priority: 2 })
+    expect(withNull.sql).not.toContain('exists')
+    expect(without.sql).not.toContain('exists')
+    expect(new Set([withProject.sql, withNull.sql, without.sql, withPriority.sql]).size).toBe(4)
+    expect(withNull.params).toEqual(['team', 'actor', 'a', null])
+    expect(withPriority.sql).toContain('"priority"')
+  })
+
+  it('keeps audited, plain and upsert texts apart', async () => {
+    const audited = await insert({ title: 'a' })
+    const plain = await insert({ title: 'a' }, false)
+    const upsert = await insert({ title: 'a' }, false, { id: project, action: 'update' })
+    const ignore = await insert({ title: 'a' }, false, { id: project, action: 'nothing' })
+    expect(audited.sql).toContain('from audit_context')
+    expect(plain.sql).not.toContain('audit_context')
+    expect(upsert.sql).toContain('on conflict (id) do update')
+    expect(ignore.sql).toContain('on conflict (id) do nothing')
+    expect(upsert.params.at(-1)).toBe(project)
+    expect(new Set([audited.sql, plain.sql, upsert.sql, ignore.sql]).size).toBe(4)
   })
 })
