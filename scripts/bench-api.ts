@@ -148,7 +148,7 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof newTask
       let query = { text: insertSql, values: [ids.team, ids.user, body.title, body.priority, body.project_id, ids.user, ids.team, apiKeyId], name: prepared ? 'insert' : undefined }
       // ?same: the app's own statement (the same-team check of project_id, the joined names), no
-      // validation; made per request as the app makes it (insertStatement keeps each text once built)
+      // validation; built per request as the app builds it, which costs this handler a little too
       if (url.searchParams.has('same')) {
         const statement = await insertStatement(catalog.get('tasks')!, ids.team, ids.user, body, true, catalog)
         query = { text: auditedWriteSql(statement.sql, statement.params.length), values: [...statement.params, ...context], name: prepared ? 'app-insert' : undefined }

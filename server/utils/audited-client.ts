@@ -46,18 +46,6 @@ export function auditedWriteSql(text: string, paramCount: number): string {
   return `with audit_context as materialized (${setContextSql(paramCount + 1)}), ${text.replace(/^with\s+/i, '')}`
 }
 
-/** `auditedWriteSql` of the app's write texts, each made once (the texts are few: built from the registry). */
-const auditedTexts = new Map<string, { paramCount: number, sql: string }>()
-
-function cachedAuditedWriteSql(text: string, paramCount: number): string {
-  const cached = auditedTexts.get(text)
-  if (cached?.paramCount === paramCount) return cached.sql
-  const sql = auditedWriteSql(text, paramCount)
-  if (auditedTexts.size >= 1000) auditedTexts.clear()
-  auditedTexts.set(text, { paramCount, sql })
-  return sql
-}
-
 /** The team the client is bound to; services read it from here, so a handler cannot point them at another team. */
 export function requireTeam(client: AuditedClient): string {
   const teamId = client.context.teamId
@@ -83,7 +71,7 @@ export function createAuditedClient(db: Database, context: AuditContext): Audite
     context,
     transaction,
     query: (text, params) => transaction(tx => tx.query(text, params)),
-    write: (text, params = [], options) => db.query(cachedAuditedWriteSql(text, params.length), [...params, ...values], { ...options, prepare: true }),
+    write: (text, params = [], options) => db.query(auditedWriteSql(text, params.length), [...params, ...values], { ...options, prepare: true }),
     // the app builds every statement of these two from the registry, so their texts are few: prepared
     read: (text, params, options) => db.query(text, params, { ...options, prepare: true }),
   }

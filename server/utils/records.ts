@@ -327,34 +327,11 @@ function forElement<T>(index: number, fn: () => T): T {
  * statement bare).
  */
 export async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: DataRecord, audited = false, registry?: Map<string, TableInfo>, upsert?: { id: string, action: 'update' | 'nothing' }): Promise<{ sql: string, params: unknown[] }> {
-  const writable = writableColumns(table)
-  const columns = writable.filter(column => values[column.name] !== undefined)
+  const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
   // an upsert's id goes last, so that the columns' values keep the numbers referenceConditions gives them
-  const params = [teamId, actorId, ...columns.map(c => parameter(c, values[c.name])), ...(upsert ? [upsert.id] : [])]
-  // the text depends only on which columns are given and which of them are null: built once for each
-  // such shape (and the same string each time, which the statement's prepared name is looked up by);
-  // the shape is a digit per writable column: 0 not given, 1 given, 2 null
-  const given = writable.map(c => values[c.name] === undefined ? '0' : values[c.name] === null ? '2' : '1').join('')
-  const shape = `${audited ? 'audited' : ''}/${upsert?.action ?? ''}/${given}`
-  const texts = insertTexts.get(table) ?? new Map<string, string>()
-  insertTexts.set(table, texts)
-  let sql = texts.get(shape)
-  if (sql === undefined) {
-    sql = await insertSql(table, columns, values, audited, registry, upsert?.action)
-    // shapes are bounded by the table's columns, but not small for a wide table: the map stays bounded
-    if (texts.size >= 1000) texts.clear()
-    texts.set(shape, sql)
-  }
-  return { sql, params }
-}
-
-/** Insert texts by table (a registry reload makes new TableInfo objects) and by the shape of the values. */
-const insertTexts = new WeakMap<TableInfo, Map<string, string>>()
-
-/** The text of insertStatement for the given columns (the values only say which are null). */
-async function insertSql(table: TableInfo, columns: ColumnInfo[], values: DataRecord, audited: boolean, registry: Map<string, TableInfo> | undefined, upsert: 'update' | 'nothing' | undefined): Promise<string> {
   const names = ['team_id', 'created_by', ...columns.map(c => c.name), ...(upsert ? ['id'] : [])].map(quoteIdent)
-  const placeholders = names.map((_, i) => `$${i + 1}`).join(', ')
+  const params = [teamId, actorId, ...columns.map(c => parameter(c, values[c.name])), ...(upsert ? [upsert.id] : [])]
+  const placeholders = params.map((_, i) => `$${i + 1}`).join(', ')
   const conditions = await referenceConditions(columns, values, '$1', registry)
   const where = conditions.length ? ` where ${conditions.join(' and ')}` : ''
   const source = audited ? `select ${placeholders} from audit_context${where}` : where || upsert ? `select ${placeholders}${where}` : `values (${placeholders})`
@@ -362,11 +339,11 @@ async function insertSql(table: TableInfo, columns: ColumnInfo[], values: DataRe
   const assignments = columns.map(c => `${quoteIdent(c.name)} = excluded.${quoteIdent(c.name)}`)
   const onConflict = !upsert
     ? ''
-    : upsert === 'update' && assignments.length
+    : upsert.action === 'update' && assignments.length
       ? ` on conflict (id) do update set ${assignments.join(', ')} where ${tableSql(table)}.team_id = $1`
       : ' on conflict (id) do nothing'
   const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) ${source}${onConflict} returning *)`
-  return `${insert} ${await selectSql(table, 'inserted', registry)}`
+  return { sql: `${insert} ${await selectSql(table, 'inserted', registry)}`, params }
 }
 
 /** Changes the given columns of a team's record; 404 when the id is not in the team. */

@@ -119,7 +119,7 @@ describe('insertStatement', () => {
   const insert = (values: Record<string, unknown>, audited = true, upsert?: { id: string, action: 'update' | 'nothing' }) =>
     insertStatement(tasks, 'team', 'actor', values, audited, registry, upsert)
 
-  it('makes one text per shape of the values (which columns are given, which are null) and numbers the values to match it', async () => {
+  it('makes the same text for values of the same shape, and numbers the values to match it', async () => {
     const first = await insert({ title: 'a', project_id: project })
     const second = await insert({ title: 'b', project_id: '00000000-0000-4000-8000-000000000002' })
     expect(second.sql).toBe(first.sql)
@@ -127,7 +127,7 @@ describe('insertStatement', () => {
     expect(first.sql).toContain('exists (select 1 from public."projects" where "id" = $4 and team_id = $1)')
   })
 
-  it('checks a reference only when it is given and not null, and tells the shapes apart', async () => {
+  it('checks a reference only when it is given and not null; other columns make other texts', async () => {
     const withProject = await insert({ title: 'a', project_id: project })
     const withNull = await insert({ title: 'a', project_id: null })
     const without = await insert({ title: 'a' })
