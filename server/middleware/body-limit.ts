@@ -1,2 +1,2 @@
-// Request bodies above 1 MiB are refused (server/utils/request-body.ts).
+// Request bodies above 1 MiB are refused (server/utils/request.ts).
 export default defineEventHandler(limitRequestBody)
