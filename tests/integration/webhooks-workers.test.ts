@@ -81,12 +81,16 @@ describe('webhook workers', () => {
       return Object.fromEntries(rows.map(row => [row.status, row.n]))
     }
     try {
-      const counts = await waitFor('the fast receiver\'s four answers recorded and a full batch held', async () => {
+      // the two requests that hang must have reached the receiver too: the held batch is recorded
+      // as soon as the four answers are, which may be before the second request arrives
+      const counts = await waitFor('the fast receiver\'s four answers recorded, a full batch held and two requests hanging', async () => {
         const counts = await countByStatus()
-        return counts.succeeded === 4 && counts.delivering === 20 && counts
+        return counts.succeeded === 4 && counts.delivering === 20 && fast.received.length >= 6 && counts
       }, { timeoutMs: 20_000 })
       expect(counts).toEqual({ succeeded: 4, delivering: 20, pending: 16 })
       expect(fast.maxInFlight).toBe(2)
+      // while two hang, no third is sent
+      expect(fast.received).toHaveLength(6)
     }
     finally {
       // ends the hanging requests, so that the worker stops without waiting for their timeout
