@@ -429,12 +429,15 @@ async function main() {
     const appPort = await freePort()
     const minimalPort = await freePort()
     console.info(`[bench] database ${name}; starting the app (applies the migrations)...`)
-    children.push(await start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), entry], {
-      NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(appPort), NUXT_DATABASE_URL: databaseUrl,
+    // an app process's settings (the app's, and BENCH_ALSO's builds')
+    const appEnv = (port: number) => ({
+      NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), NUXT_DATABASE_URL: databaseUrl,
       NUXT_SESSION_PASSWORD: randomBytes(24).toString('hex'), NUXT_SEED_DEMO: 'false',
       // rate limiting stays on (every request is counted) with a limit the benchmark never reaches
       API_RATE_LIMIT: '1000000000',
-    }, `http://127.0.0.1:${appPort}/api/health`))
+    })
+    children.push(await start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), entry],
+      appEnv(appPort), `http://127.0.0.1:${appPort}/api/health`))
     console.info(`[bench] seeding ${taskCount.toLocaleString('en')} tasks in one team and ${deepRows.toLocaleString('en')} in another...`)
     const keys = await seed(databaseUrl)
     children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort), keys.keyId, keys.key], {},
@@ -464,14 +467,16 @@ async function main() {
     const also: { label: string, port: number, pid: number }[] = []
     for (const folder of (process.env.BENCH_ALSO ?? '').split(',').filter(Boolean)) {
       const port = await freePort()
-      const child = await start([resolve(folder, 'output/server/index.mjs')], {
-        NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), NUXT_DATABASE_URL: databaseUrl,
-        NUXT_SESSION_PASSWORD: randomBytes(24).toString('hex'), NUXT_SEED_DEMO: 'false', API_RATE_LIMIT: '1000000000',
-      }, `http://127.0.0.1:${port}/api/health`)
+      const child = await start([resolve(folder, 'output/server/index.mjs')], appEnv(port), `http://127.0.0.1:${port}/api/health`)
       children.push(child)
       also.push({ label: `also ${folder}`.slice(-34), port, pid: child.pid! })
     }
     const alsoTargets = (target: Target) => also.map(other => ({ ...target, url: target.url.replace(`:${appPort}/`, `:${other.port}/`), pid: other.pid }))
+
+    // a target's server CPU per request against another's (median over the rounds)
+    const cpu = (a: Measured, b: Measured) => a.cpuMs === undefined || b.cpuMs === undefined
+      ? 'n/a'
+      : `${median(a.rounds.map(r => r.cpuMs!)).toFixed(3)} ms against ${median(b.rounds.map(r => r.cpuMs!)).toFixed(3)} ms (${ratio(b, a, r => 1 / r.cpuMs!).toFixed(2)}x)`
 
     const load0 = loadavg()
     console.info(`[bench] load average before: ${load0.map(l => l.toFixed(2)).join(' ')}; ${rounds} alternating rounds of ${seconds} s per target, ${connections} connections`)
@@ -484,8 +489,7 @@ async function main() {
       const labelled: [string, Measured][] = [['app', appResult], ...also.map((other, i): [string, Measured] => [other.label, alsoResults[i]!])]
       console.info(row(`${only}, bare, prepared`, bareResult))
       for (const [label, measured] of labelled) {
-        const cpuOf = (m: Measured) => median(m.rounds.map(r => r.cpuMs ?? Number.NaN))
-        console.info(row(`${only}, ${label}`.slice(-34), measured), `ratio ${ratio(measured, bareResult).toFixed(2)}, CPU per request (median) ${cpuOf(measured).toFixed(3)} ms against ${cpuOf(bareResult).toFixed(3)} ms`)
+        console.info(row(`${only}, ${label}`.slice(-34), measured), `ratio ${ratio(measured, bareResult).toFixed(2)}, CPU per request ${cpu(measured, bareResult)}`)
       }
       return
     }
@@ -541,9 +545,6 @@ async function main() {
     // the most any design with a key statement of its own can reach: the bare handler plus that statement
     console.info(`key statement alone: bare + key / bare (prepared): read ${both(readKeyed, readPrepared)}, write ${both(writeKeyed, writePrepared)}; app / (bare + key): read ${both(readApp, readKeyed)}, write ${both(writeApp, writeKeyed)}`)
     // the server's own CPU time per request: the app's work beside the bare handler's, whatever the load
-    const cpu = (a: Measured, b: Measured) => a.cpuMs === undefined || b.cpuMs === undefined
-      ? 'n/a'
-      : `${median(a.rounds.map(r => r.cpuMs!)).toFixed(3)} ms against ${median(b.rounds.map(r => r.cpuMs!)).toFixed(3)} ms (${ratio(b, a, r => 1 / r.cpuMs!).toFixed(2)}x)`
     console.info(`server CPU per request (median over the rounds): read app ${cpu(readApp, readPrepared)}; write app ${cpu(writeApp, writePrepared)}; floor app ${cpu(floorApp, floorBare)}`)
     const extraMs = (a: Measured, b: Measured) => median(a.rounds.map(r => r.cpuMs ?? Number.NaN)) - median(b.rounds.map(r => r.cpuMs ?? Number.NaN))
     console.info(`the app's extra CPU per request over the bare handler: read ${extraMs(readApp, readPrepared).toFixed(3)} ms, write ${extraMs(writeApp, writePrepared).toFixed(3)} ms, of which the framework's floor (the same for every request) ${extraMs(floorApp, floorBare).toFixed(3)} ms`)
