@@ -51,7 +51,8 @@ export async function listActivity(client: AuditedClient, filters: z.output<type
   const { condition, params } = activityWhere(teamId, filters)
   const [page, count] = await Promise.all([
     client.read<ActivityEntry>(
-      `select ${entryColumns} from public.activity_log a ${entryJoins}
+      `select ${entryColumns}, g.client_name from public.activity_log a ${entryJoins}
+       left join public.oauth_grants g on a.source = 'mcp' and a.api_key_id is null and g.team_id = a.team_id and g.id::text = a.source_ref
        where ${condition}
        order by a.created_at desc, a.id desc
        limit $${params.length + 1} offset $${params.length + 2}`,

@@ -1,13 +1,16 @@
 // The team's data over the Model Context Protocol: the chat's tools (chat/data-tools.ts) served to
-// an AI agent that holds a team API key. The key's scopes choose the tools; its write scope stands
-// for the chat's per-write approval (the agent's own client asks its user before a call).
+// an AI agent that holds a team API key or an OAuth access token (a grant, server/utils/oauth/).
+// The scopes choose the tools; a write scope stands for the chat's per-write approval (the agent's
+// own client asks its user before a call).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { H3Event } from 'h3'
 import { isToolFailure } from '#shared/utils/chat-tools'
 import { scopeAllows } from '#shared/utils/api-keys'
+import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import type { AuthenticatedKey } from './api-keys'
+import type { AuthenticatedGrant } from './oauth/verify'
 import { createAuditedClient } from './audited-client'
 import { queryDatabase, queryDatabaseTool, runWriteTool, toolInputJsonSchema, writeToolDefinitions } from './chat/data-tools'
 
@@ -18,14 +21,38 @@ interface McpTool {
 }
 
 /**
- * The tools a key may use: query_database over the domain tables the key may read (as chat_reader
- * bound to the key's team and those tables; listed when it may read at least one), and
- * create/update/delete of each domain table it may write, which write with source `mcp`, the
- * key's creator as actor and the key's id as source_ref.
+ * Who an MCP request acts as: the team, the scopes, and how its writes are logged (the actor, the
+ * source_ref, and the API key when it is one). `grant` is the verified OAuth grant of a request
+ * with an access token (undefined for an API key).
  */
-export async function mcpTools(apiKey: AuthenticatedKey): Promise<Map<string, McpTool>> {
+export interface McpCaller {
+  teamId: string
+  actorId: string
+  scopes: ApiKeyScopes
+  sourceRef: string
+  apiKeyId: string | null
+  grant?: AuthenticatedGrant
+}
+
+/** The caller of a request with an API key: the key's creator writes, the key's id is the source_ref. */
+export function keyCaller(apiKey: AuthenticatedKey): McpCaller {
+  return { teamId: apiKey.team_id, actorId: apiKey.created_by, scopes: apiKey.scopes, sourceRef: apiKey.id, apiKeyId: apiKey.id }
+}
+
+/** The caller of a request with an OAuth access token: the granting user writes, the grant's id is the source_ref. */
+export function grantCaller(grant: AuthenticatedGrant): McpCaller {
+  return { teamId: grant.teamId, actorId: grant.userId, scopes: grant.scopes, sourceRef: grant.grantId, apiKeyId: null, grant }
+}
+
+/**
+ * The tools a caller may use: query_database over the domain tables its scopes may read (as
+ * chat_reader bound to the team and those tables; listed when it may read at least one), and
+ * create/update/delete of each domain table they may write, which write with source `mcp`, the
+ * caller's actor and source_ref.
+ */
+export async function mcpTools(caller: McpCaller): Promise<Map<string, McpTool>> {
   const tables = new Map((await domainTables()).map(table => [table.name, table]))
-  const readable = new Set([...tables.keys()].filter(name => scopeAllows(apiKey.scopes, name, 'read')))
+  const readable = new Set([...tables.keys()].filter(name => scopeAllows(caller.scopes, name, 'read')))
   const tools = new Map<string, McpTool>()
   if (readable.size) {
     tools.set(queryDatabaseTool.name, {
@@ -38,12 +65,12 @@ export async function mcpTools(apiKey: AuthenticatedKey): Promise<Map<string, Mc
       run: async (input) => {
         const parsed = queryDatabaseTool.schema.safeParse(input)
         if (!parsed.success) return { error: 'sql: give one SELECT statement as text' }
-        return queryDatabase(apiKey.team_id, readable, parsed.data.sql)
+        return queryDatabase(caller.teamId, readable, parsed.data.sql)
       },
     })
   }
-  const client = createAuditedClient(await useDb(), { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'mcp', sourceRef: apiKey.id, apiKeyId: apiKey.id })
-  for (const definition of writeToolDefinitions(tables, table => scopeAllows(apiKey.scopes, table.name, 'write'))) {
+  const client = createAuditedClient(await useDb(), { actorId: caller.actorId, teamId: caller.teamId, source: 'mcp', sourceRef: caller.sourceRef, apiKeyId: caller.apiKeyId })
+  for (const definition of writeToolDefinitions(tables, table => scopeAllows(caller.scopes, table.name, 'write'))) {
     tools.set(definition.name, {
       listed: {
         name: definition.name,
@@ -58,12 +85,12 @@ export async function mcpTools(apiKey: AuthenticatedKey): Promise<Map<string, Mc
 }
 
 /** An MCP server with the key's tools; one per request (the transport is stateless). */
-function mcpServer(tools: Map<string, McpTool>): Server {
+function mcpServer(tools: Map<string, McpTool>, holder: string): Server {
   const server = new Server({ name: 'team-workspace', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools.values()].map(tool => tool.listed) }))
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = tools.get(request.params.name)
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `No tool named ${request.params.name.slice(0, 100)} for this API key (its scopes decide the tools)`)
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `No tool named ${request.params.name.slice(0, 100)} for this ${holder} (its scopes decide the tools)`)
     const output = await tool.run(request.params.arguments ?? {})
     return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output as Record<string, unknown>, isError: isToolFailure(output) }
   })
@@ -71,11 +98,11 @@ function mcpServer(tools: Map<string, McpTool>): Server {
 }
 
 /**
- * Answers one MCP request (a JSON-RPC message already parsed) for a key: a stateless Streamable
- * HTTP transport that answers in JSON, and a server with the key's tools, both dropped after it.
+ * Answers one MCP request (a JSON-RPC message already parsed) for a caller: a stateless Streamable
+ * HTTP transport that answers in JSON, and a server with the caller's tools, both dropped after it.
  */
-export async function handleMcpRequest(event: H3Event, apiKey: AuthenticatedKey, message: unknown): Promise<Response> {
-  const server = mcpServer(await mcpTools(apiKey))
+export async function handleMcpRequest(event: H3Event, caller: McpCaller, message: unknown): Promise<Response> {
+  const server = mcpServer(await mcpTools(caller), caller.grant ? 'connection' : 'API key')
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   await server.connect(transport)
   try {

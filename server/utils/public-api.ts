@@ -61,7 +61,8 @@ export function definePublicApiHandler<T>(handler: (event: H3Event<EventHandlerR
     catch (error) {
       if (!isError(error) || error.statusCode >= 500) throw error
       setResponseStatus(event, error.statusCode)
-      if (error.statusCode === 401) setResponseHeader(event, 'www-authenticate', 'Bearer')
+      // a route may have said more (/mcp names its OAuth metadata)
+      if (error.statusCode === 401 && !getResponseHeader(event, 'www-authenticate')) setResponseHeader(event, 'www-authenticate', 'Bearer')
       // an error is JSON whatever the Accept asked for
       setResponseHeader(event, 'content-type', 'application/json')
       return apiErrorBody(error.statusCode, error.statusMessage || error.message, error.data)

@@ -40,6 +40,8 @@ export interface ActivityEntry {
   /** The API key that made a public API write, and its name (null once the key is gone). */
   api_key_id: string | null
   api_key_name: string | null
+  /** The app connected by OAuth that made an MCP write (its grant is the source_ref); listed entries only. */
+  client_name?: string | null
   table_name: string
   record_id: string | null
   /** The record's name or title (an e-mail, a member's name) as the entry recorded it. */

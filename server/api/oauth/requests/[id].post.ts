@@ -1,0 +1,10 @@
+import { ConsentDecisionBody } from '#shared/utils/oauth'
+import { decideConsent } from '~~/server/utils/oauth/grants'
+
+// POST /api/oauth/requests/{id}: approve (team and per-table access) or deny; answers where the browser goes next.
+export default defineEventHandler(async (event) => {
+  const user = await requireUser(event)
+  const requestId = requireIdParam(event, 'id', 'Authorization request')
+  const decision = await readValidBody(event, ConsentDecisionBody)
+  return decideConsent(user.id, requestId, decision)
+})

@@ -1,0 +1,73 @@
+import express from 'express'
+import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js'
+import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js'
+import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js'
+import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js'
+import { ClientProblem, findClient } from './clients'
+import { GrantProvider } from './provider'
+import { redirectUriRegistered } from './redirect-uris'
+
+type NodeListener = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, next: (error?: Error) => void) => void
+
+/** The limits of the SDK's own per-address limiters (in memory, per instance), per 15 minutes. */
+const limits = { authorize: 300, token: 300, revoke: 100 }
+const perWindow = (max: number) => ({ windowMs: 15 * 60 * 1000, max, validate: false })
+
+/** Where the consent page shows a problem of the request that must not be sent to its redirect URI. */
+const problemPage = (message: string) => `/oauth/consent?error=${encodeURIComponent(message.slice(0, 300))}`
+
+/**
+ * Before the SDK's authorization handler: a client_id that is unknown (or whose metadata document
+ * fails) and a redirect_uri the client did not register are shown on the consent page of this
+ * app, never redirected to (the SDK would answer them as JSON).
+ */
+function checkClientAndRedirect(): NodeListener {
+  return (req, res, next) => {
+    const url = new URL(req.url ?? '/', 'http://x')
+    const clientId = url.searchParams.get('client_id')
+    const redirectUri = url.searchParams.get('redirect_uri')
+    const send = (message: string) => {
+      res.statusCode = 302
+      res.setHeader('location', problemPage(message))
+      res.setHeader('cache-control', 'no-store')
+      res.end()
+    }
+    if (req.method !== 'GET') return next()
+    if (!clientId) return send('The app that sent you here gave no client_id.')
+    findClient(clientId).then((client) => {
+      if (!client) return send('The app that sent you here is not registered with this server (unknown client_id).')
+      if (redirectUri === null && client.redirect_uris.length !== 1) return send('The app that sent you here gave no redirect_uri.')
+      if (redirectUri !== null && !redirectUriRegistered(redirectUri, client.redirect_uris)) {
+        return send(`The app that sent you here asked to return to an address it did not register (${redirectUri.slice(0, 200)}); nothing was sent there.`)
+      }
+      next()
+    }, (error: unknown) => {
+      if (error instanceof ClientProblem) return send(error.message)
+      next(error instanceof Error ? error : new Error(String(error)))
+    })
+  }
+}
+
+const apps = new Map<string, NodeListener>()
+
+/**
+ * The authorization server's endpoints, served by the MCP SDK's handlers (an express app for each
+ * public origin, usually one) on our provider: /oauth/authorize, /oauth/token, /oauth/register
+ * (RFC 7591, public clients) and /oauth/revoke (RFC 7009).
+ */
+export function oauthApp(origin: string): NodeListener {
+  let app = apps.get(origin)
+  if (!app) {
+    const provider = new GrantProvider(origin)
+    const server = express()
+    server.disable('x-powered-by')
+    server.get('/oauth/authorize', checkClientAndRedirect())
+    server.use('/oauth/authorize', authorizationHandler({ provider, rateLimit: perWindow(limits.authorize) }))
+    server.use('/oauth/token', tokenHandler({ provider, rateLimit: perWindow(limits.token) }))
+    server.use('/oauth/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, clientSecretExpirySeconds: 0, rateLimit: { windowMs: 60 * 60 * 1000, max: 100, validate: false } }))
+    server.use('/oauth/revoke', revocationHandler({ provider, rateLimit: perWindow(limits.revoke) }))
+    app = server as unknown as NodeListener
+    apps.set(origin, app)
+  }
+  return app
+}
