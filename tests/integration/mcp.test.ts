@@ -67,10 +67,10 @@ async function call(client: McpClient, name: string, args: Record<string, unknow
 }
 
 describe('authentication', () => {
-  it('answers 401 with WWW-Authenticate: Bearer without a key, and the client cannot connect', async () => {
+  it('answers 401 with WWW-Authenticate naming the OAuth metadata without a key, and the client cannot connect', async () => {
     const answer = await fetch(`${app.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept': 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })
     expect(answer.status).toBe(401)
-    expect(answer.headers.get('www-authenticate')).toBe('Bearer')
+    expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${app.url}/.well-known/oauth-protected-resource/mcp"`)
     await expect(connect('not-a-key')).rejects.toThrow()
   })
 
@@ -86,7 +86,7 @@ describe('authentication', () => {
     expect((await fx.owner.post(`/api/teams/${fx.teamId}/api-keys/${rolled.id}/roll`, { expires_in_seconds: 0 })).status).toBe(201)
     const raw = await fetch(`${app.url}/mcp`, { method: 'POST', headers: { 'authorization': `Bearer ${rolled.key}`, 'content-type': 'application/json', 'accept': 'application/json, text/event-stream' }, body: '{}' })
     expect(raw.status).toBe(401)
-    expect(raw.headers.get('www-authenticate')).toBe('Bearer')
+    expect(raw.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${app.url}/.well-known/oauth-protected-resource/mcp", error="invalid_token"`)
     expect((await raw.json()).error).toMatch(/expired/)
   })
 })
