@@ -91,7 +91,13 @@ export default defineNuxtConfig({
       // the chat's SQL parser loads its .wasm from beside its script, which file tracing cannot see
       nitroConfig.externals = {
         ...nitroConfig.externals,
-        traceInclude: [...(nitroConfig.externals?.traceInclude ?? []), 'node_modules/libpg-query/wasm/libpg-query.wasm'],
+        traceInclude: [
+          ...(nitroConfig.externals?.traceInclude ?? []),
+          'node_modules/libpg-query/wasm/libpg-query.wasm',
+          // express (the MCP SDK's OAuth handlers) reaches these through get-intrinsic; Node 20.19+
+          // requires their `module-sync` entry, which file tracing does not follow
+          ...['async-function', 'generator-function', 'async-generator-function'].map(name => `node_modules/${name}/require.mjs`),
+        ],
       }
     },
   },

@@ -1,9 +1,11 @@
 import express from 'express'
+import type { H3Event } from 'h3'
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js'
 import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js'
 import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js'
 import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js'
 import { ClientProblem, findClient } from './clients'
+import { oauthOrigin } from './config'
 import { GrantProvider } from './provider'
 import { redirectUriRegistered } from './redirect-uris'
 
@@ -70,4 +72,32 @@ export function oauthApp(origin: string): NodeListener {
     apps.set(origin, app)
   }
   return app
+}
+
+/** A JSON or form body as the SDK's handlers expect it in `req.body`, or undefined when it is neither. */
+function parsedBody(raw: string, contentType: string): unknown {
+  if (/^application\/x-www-form-urlencoded\b/i.test(contentType)) return Object.fromEntries(new URLSearchParams(raw))
+  if (/^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType)) {
+    try {
+      return JSON.parse(raw)
+    }
+    catch {
+      return undefined
+    }
+  }
+  return undefined
+}
+
+/**
+ * Serves one request of the authorization server's endpoints. The body was already read (within
+ * the app's 1 MiB limit) by the body-limit middleware, so it is parsed here and put where the
+ * SDK's body parsers would have put it (they skip a request whose stream is consumed).
+ */
+export async function serveOAuth(event: H3Event): Promise<void> {
+  const raw = event.method === 'POST' ? await readRawBody(event) : undefined
+  if (raw !== undefined) {
+    const body = parsedBody(raw, requestHeader(event, 'content-type') ?? '')
+    if (body !== undefined) Object.assign(event.node.req, { body })
+  }
+  await callNodeListener(oauthApp(oauthOrigin(event)), event.node.req, event.node.res)
 }
