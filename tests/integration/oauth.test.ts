@@ -115,8 +115,8 @@ describe('the whole flow with the MCP SDK client and the consent page in Chromiu
     await page.getByTestId('consent-client').waitFor()
     expect(await page.getByTestId('consent-client').textContent()).toContain('Claude Test')
     expect(await page.getByTestId('consent-redirect-host').textContent()).toContain('127.0.0.1:45999')
-    await page.getByRole('radiogroup', { name: 'tasks' }).getByLabel('Read and write').check()
-    await page.getByRole('radiogroup', { name: 'notes' }).getByLabel('None').check()
+    await page.getByRole('group', { name: 'tasks' }).getByRole('radio', { name: 'Read and write' }).click()
+    await page.getByRole('group', { name: 'notes' }).getByRole('radio', { name: 'None' }).click()
     await page.getByRole('button', { name: 'Approve' }).click()
     await waitFor('the browser to reach the callback', () => landed || undefined)
     const landedUrl = new URL(landed)
@@ -137,7 +137,7 @@ describe('the whole flow with the MCP SDK client and the consent page in Chromiu
     expect(JSON.stringify(query.structuredContent)).not.toContain('OTHER-TEAM-SECRET')
     const created = await client.callTool({ name: 'create_tasks', arguments: { title: 'Made by the agent' } })
     expect(created.isError).toBeFalsy()
-    const recordId = (created.structuredContent as { id: string }).id
+    const recordId = (created.structuredContent as { record: { id: string } }).record.id
 
     // the write is logged with source mcp, the granting user as actor and the grant as source_ref
     const { rows: [grant] } = await app.db.query('select * from public.oauth_grants where client_id = $1', [provider.information!.client_id])
@@ -198,7 +198,7 @@ describe('attacks', () => {
     const clientId = await registerClient(app, [redirectUri, 'http://127.0.0.1:9/other'])
     const { verifier, challenge } = pkce()
     const code = await approve(fx.owner, { clientId, redirectUri, challenge }, fx.teamId, { tasks: 'read' })
-    const exchange = (form: Record<string, string>) => tokenRequest(app, { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: redirectUri, code_verifier: verifier, ...form })
+    const exchange = (form: Record<string, string>) => tokenRequest(app, { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: redirectUri, code_verifier: verifier, resource: `${app.url}/mcp`, ...form })
 
     const wrongVerifier = await exchange({ code_verifier: pkce().verifier })
     expect(wrongVerifier).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
@@ -206,6 +206,9 @@ describe('attacks', () => {
     expect(otherRedirect).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
     const otherResource = await exchange({ resource: 'https://evil.example.com/mcp' })
     expect(otherResource).toMatchObject({ status: 400, body: { error: 'invalid_target' } })
+    // the resource of the authorization request must be named again
+    const { resource: _resource, ...withoutResource } = { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: redirectUri, code_verifier: verifier, resource: '' }
+    expect(await tokenRequest(app, withoutResource)).toMatchObject({ status: 400, body: { error: 'invalid_target' } })
 
     const good = await exchange({})
     expect(good.status).toBe(200)
@@ -266,7 +269,7 @@ describe('attacks', () => {
     expect(page.body.teams.find((t: { id: string }) => t.id === fx.teamId).tables.find((t: { name: string }) => t.name === 'tasks').most).toBe('read')
     const tooMuch = await fx.member.post(`/api/oauth/requests/${requestId}`, { decision: 'approve', team_id: fx.teamId, access: { tasks: 'write' } })
     expect(tooMuch.status).toBe(403)
-    expect(tooMuch.body.message).toMatch(/member/)
+    expect(tooMuch.body.error).toMatch(/member/)
     const otherTeam = await fx.member.post(`/api/oauth/requests/${requestId}`, { decision: 'approve', team_id: otherTeamId, access: { tasks: 'read' } })
     expect(otherTeam.status).toBe(404)
     expect((await app.db.query('select count(*)::int as n from public.oauth_codes')).rows[0].n).toBe(before)
