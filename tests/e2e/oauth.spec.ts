@@ -79,15 +79,18 @@ test('by keyboard: choose write for tasks and none for notes, approve, and the a
   await openPage(page, app.url, path)
   await expect(page.getByTestId('consent-client')).toHaveText('Keyboard Agent')
   await expect(page.getByTestId('consent-redirect-host')).toHaveText('127.0.0.1:45998')
-  // tab to the tasks group's checked radio (Read), then the arrow key moves to Read and write
+  // tab to the tasks group's checked radio (Read), then to Read and write
   const tasksRead = page.getByRole('group', { name: 'tasks' }).getByRole('radio', { name: 'Read', exact: true })
   for (let i = 0; i < 30 && !(await tasksRead.evaluate(element => element === document.activeElement)); i++) await page.keyboard.press('Tab')
   await expect(tasksRead).toBeFocused()
+  // the arrow moves the focus along the group; Space checks the focused radio
   await page.keyboard.press('ArrowRight')
+  await page.keyboard.press('Space')
   await expect(page.getByRole('group', { name: 'tasks' }).getByRole('radio', { name: 'Read and write' })).toBeChecked()
   const notesRead = page.getByRole('group', { name: 'notes' }).getByRole('radio', { name: 'Read', exact: true })
   for (let i = 0; i < 30 && !(await notesRead.evaluate(element => element === document.activeElement)); i++) await page.keyboard.press('Tab')
   await page.keyboard.press('ArrowLeft')
+  await page.keyboard.press('Space')
   await expect(page.getByRole('group', { name: 'notes' }).getByRole('radio', { name: 'None' })).toBeChecked()
   const approve = page.getByRole('button', { name: 'Approve' })
   for (let i = 0; i < 30 && !(await approve.evaluate(element => element === document.activeElement)); i++) await page.keyboard.press('Tab')
