@@ -144,6 +144,22 @@ test('Settings > Connected apps lists a connection and revokes it after a confir
   await page.context().close()
 })
 
+test('the activity page names the app that made a write', async ({ browser }) => {
+  const { tokens } = await connectApp(owner, teamId, { tasks: 'write' })
+  await app.db.query(`update public.oauth_grants set client_name = 'Activity Agent' where team_id = $1 and scopes ->> 'tasks' = 'write'`, [teamId])
+  const call = await fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: { 'authorization': `Bearer ${tokens.access_token}`, 'content-type': 'application/json', 'accept': 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_tasks', arguments: { title: 'Written by an agent' } } }),
+  })
+  expect(call.status).toBe(200)
+  const page = await signedInPage(browser)
+  await page.setViewportSize({ width: 1440, height: 900 })
+  await openPage(page, app.url, '/app/activity')
+  await expect(page.getByTestId('activity-client').first()).toHaveText('Activity Agent')
+  await page.context().close()
+})
+
 test('signed out, the consent page sends the user to sign in and back', async ({ page }) => {
   const path = await newConsentPath('Signed-out Agent')
   await openPage(page, app.url, path)
