@@ -309,6 +309,15 @@ describe('attacks', () => {
       expect(shown.status).toBe(200)
       expect(await shown.text()).toContain('This connection cannot be made')
     }
+    // the same request sent as a form
+    const posted = await fetch(`${app.url}/oauth/authorize`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URL(authorizeUrl(app, { clientId, redirectUri: 'https://evil.example.com/steal', challenge: pkce().challenge })).searchParams,
+    })
+    expect(posted.status).toBe(302)
+    expect(posted.headers.get('location')).toMatch(/^\/oauth\/consent\?error=/)
     const { rows } = await app.db.query(`select count(*)::int as n from public.oauth_clients where client_id like 'https://%'`)
     expect(rows[0].n).toBe(0)
   })

@@ -19,22 +19,26 @@ const perWindow = (max: number) => ({ windowMs: 15 * 60 * 1000, max, validate: f
 const problemPage = (message: string) => `/oauth/consent?error=${encodeURIComponent(message.slice(0, 300))}`
 
 /**
- * Before the SDK's authorization handler: a client_id that is unknown (or whose metadata document
- * fails) and a redirect_uri the client did not register are shown on the consent page of this
- * app, never redirected to (the SDK would answer them as JSON).
+ * Before the SDK's authorization handler (GET or POST): a client_id that is unknown (or whose
+ * metadata document fails) and a redirect_uri the client did not register are shown on the
+ * consent page of this app, never redirected to (the SDK would answer them as JSON).
  */
 function checkClientAndRedirect(): NodeListener {
   return (req, res, next) => {
-    const url = new URL(req.url ?? '/', 'http://x')
-    const clientId = url.searchParams.get('client_id')
-    const redirectUri = url.searchParams.get('redirect_uri')
+    // a GET carries the request in its query, a POST in its form (already parsed, see serveOAuth)
+    const fields = req.method === 'GET'
+      ? Object.fromEntries(new URL(req.url ?? '/', 'http://x').searchParams)
+      : ((req as { body?: unknown }).body ?? {}) as Record<string, unknown>
+    const text = (value: unknown) => typeof value === 'string' ? value : null
+    const clientId = text(fields.client_id)
+    const redirectUri = text(fields.redirect_uri)
     const send = (message: string) => {
       res.statusCode = 302
       res.setHeader('location', problemPage(message))
       res.setHeader('cache-control', 'no-store')
       res.end()
     }
-    if (req.method !== 'GET') return next()
+    if (req.method !== 'GET' && req.method !== 'POST') return next()
     if (!clientId) return send('The app that sent you here gave no client_id.')
     findClient(clientId).then((client) => {
       if (!client) return send('The app that sent you here is not registered with this server (unknown client_id).')
@@ -63,7 +67,7 @@ export function oauthApp(origin: string): NodeListener {
     const provider = new GrantProvider(origin)
     const server = express()
     server.disable('x-powered-by')
-    server.get('/oauth/authorize', checkClientAndRedirect())
+    server.use('/oauth/authorize', checkClientAndRedirect())
     server.use('/oauth/authorize', authorizationHandler({ provider, rateLimit: perWindow(limits.authorize) }))
     server.use('/oauth/token', tokenHandler({ provider, rateLimit: perWindow(limits.token) }))
     server.use('/oauth/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, clientSecretExpirySeconds: 0, rateLimit: { windowMs: 60 * 60 * 1000, max: 100, validate: false } }))
