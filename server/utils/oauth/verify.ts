@@ -67,7 +67,8 @@ function touchGrant(db: Database, grantId: string, recentlyUsed: boolean) {
  * verified it (token-cache.ts says for how long), else by one look-up by its hash; refused when
  * unknown, expired, of a revoked grant, or when its user is no longer a member of the grant's team
  * (InvalidAccessToken). The grant's scopes are capped by the user's role. Counts the request
- * against the grant's own rate limit (429 over it).
+ * against the grant's own rate limit (429 over it). The grant is also put on
+ * `event.context.oauthGrant`.
  */
 export async function authGrantToken(event: H3Event, token: string): Promise<AuthenticatedGrant> {
   const db = await useDb()
@@ -106,6 +107,8 @@ export async function authGrantToken(event: H3Event, token: string): Promise<Aut
     userId: cached.userId,
     scopes: cached.scopes,
   }
+  // for whatever records the request (the API log): the grant it was made with
+  event.context.oauthGrant = grant
   enforceRateLimit(event, await takeKeyRequest(db, `grant:${grant.grantId}`), 'this connection')
   touchGrant(db, grant.grantId, recentlyUsed)
   return grant
