@@ -1,10 +1,11 @@
 import type { H3Event } from 'h3'
 import { uuidPattern } from '#shared/utils/patterns'
+import { problemCodes, typeInWords } from '../column-rules'
 import { rejectUnstorable } from '../validation'
 import type { ColumnInfo, TableInfo } from '../table-registry'
 import { decodeCursor, cursorScope } from './cursor'
 import { maxEmbedDepth, resolveEmbed, selectableColumns } from './embeds'
-import { badRequest as bad } from './errors'
+import { apiError, badRequest as bad } from './errors'
 import { readPreferences, type Preferences } from './preferences'
 
 /** One condition on a column: `title=ilike.*plan*`, `status=not.in.(done)`, `body=fts(english).launch`. */
@@ -117,7 +118,7 @@ export const unquote = (text: string) => /^"(.*)"$/s.exec(text)?.[1]?.replace(/\
 
 export const columnOf = (table: TableInfo, name: string, where: string) => {
   const column = table.columns.find(c => c.name === name)
-  if (!column) throw bad(`${where}: is not a column of ${table.name}`, '42703')
+  if (!column) throw bad(`${where}: is not a column of ${table.name}`, problemCodes.unknownColumn)
   return column
 }
 
@@ -132,7 +133,7 @@ function parseCondition(column: ColumnInfo, key: string, text: string, quoted: b
   const search = /^(fts|plfts|phfts|wfts)(?:\(([A-Za-z_][A-Za-z0-9_]*)\))?$/.exec(opText)
   const op = search ? search[1]! : opText
   if (!operators.has(op)) throw bad(`${key}: unknown operator "${opText.slice(0, 20)}" (use eq, neq, gt, gte, lt, lte, like, ilike, match, imatch, in, is, isdistinct, fts, plfts, phfts, wfts, or not.<op>)`)
-  const invalid = (item: string) => bad(`${key}: "${item.slice(0, 40)}" is not a valid ${column.allowedValues ? `value (one of: ${column.allowedValues.join(', ')})` : column.type}`, '22P02')
+  const invalid = (item: string) => bad(`${key}: ${typeInWords(column)} ("${item.slice(0, 40)}" is not)`, problemCodes.wrongType)
   const filter = (filterValue: Filter['value'], config: string | null = null): Filter => ({ kind: 'filter', column, op, negate, value: filterValue, config })
   if (op === 'is') {
     if (!['null', 'true', 'false'].includes(value)) throw bad(`${key}: is takes null, true or false`)
@@ -187,7 +188,7 @@ export function parseSelect(table: TableInfo, text: string, registry: Map<string
     if (inner === undefined) {
       if (hint) throw bad(`select: "${item.slice(0, 63)}": a !hint goes with an embedded table`)
       const column = selectableColumns(table).find(c => c.name === name)
-      if (!column) throw bad(`select: "${name.slice(0, 63)}" is not a column of ${table.name}`, '42703')
+      if (!column) throw bad(`select: "${name.slice(0, 63)}" is not a column of ${table.name}`, problemCodes.unknownColumn)
       return { kind: 'column', column, alias: alias ?? name }
     }
     if (depth >= maxEmbedDepth) throw bad(`select: embeddings nest at most ${maxEmbedDepth} deep`)
@@ -223,7 +224,7 @@ export function parseRecordQuery(table: TableInfo, query: Record<string, unknown
   const order = orderText.split(',').map((part) => {
     const [name = '', ...modifiers] = part.split('.')
     const column = table.columns.find(c => c.name === name)
-    if (!column) throw bad(`order: ${name.slice(0, 63)} is not a column of ${table.name}`, '42703')
+    if (!column) throw bad(`order: ${name.slice(0, 63)} is not a column of ${table.name}`, problemCodes.unknownColumn)
     const direction = modifiers[0] === 'asc' || modifiers[0] === 'desc' ? modifiers.shift() as 'asc' | 'desc' : 'asc'
     const nulls = modifiers[0] === 'nullsfirst' ? 'first' : modifiers[0] === 'nullslast' ? 'last' : null
     if (nulls) modifiers.shift()
@@ -252,6 +253,11 @@ export async function readRecordQuery(event: H3Event, table: TableInfo, access: 
   // PostgREST's older paging: `Range: 20-39` (items), when the query string does not page itself
   const range = /^(?:items=)?(\d{1,15})-(\d{0,15})$/.exec(requestHeader(event, 'range')?.trim() ?? '')
   if (range && query.offset === undefined && query.limit === undefined && query.cursor === undefined) {
+    if (range[2] && Number(range[2]) < Number(range[1])) {
+      throw apiError(416, `Requested range not satisfiable: Range ${range[1]}-${range[2]} ends before it starts`, {
+        code: 'PGRST103', hint: 'Give a range first-last with last at least first, e.g. Range: 0-9',
+      })
+    }
     query.offset = range[1]
     if (range[2]) query.limit = String(Math.max(Number(range[2]) - Number(range[1]) + 1, 1))
   }

@@ -62,7 +62,8 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
   const next = last && rows.length === query.limit ? encodeCursor(cursorScope(table, query), [...query.order.map((_, i) => valueOf(last, `__key${i}`)), valueOf(last, 'id')]) : null
   // 0-based positions of the page (unknown on a cursor page without a count) and the total when counted
   const first = query.cursor ? count?.before ?? null : query.offset
-  const total = count ? String(count.total) : '*'
+  // a planned or estimated total is never less than the rows this page has shown to exist
+  const total = count ? String(Math.max(count.total, (first ?? 0) + rows.length)) : '*'
   const range = rows.length && first !== null ? `${first}-${first + rows.length - 1}/${total}` : `*/${total}`
   return { rows, next, range }
 }

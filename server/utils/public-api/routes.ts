@@ -5,11 +5,24 @@ import { scopeAllows, type ApiKeyAccess } from '#shared/utils/api-keys'
 import type { AuthenticatedKey } from '../api-keys'
 import type { AuditedClient } from '../audited-client'
 import type { TableInfo } from '../table-registry'
+import { requestHeader } from '../request'
 import { apiError } from './errors'
 
 /** Whether a request path (or URL from its path on) is the public API's: `/api/v1/…`, and `/rest/v1/…` where PostgREST clients look for it. */
 export function isPublicApiPath(path: string): boolean {
   return path.startsWith('/api/v1/') || path.startsWith('/rest/v1/')
+}
+
+/**
+ * A body of the public API is JSON: a request with a body and another Content-Type is a 415 naming
+ * the type expected, before anything reads it (a body without a Content-Type is read as JSON).
+ */
+export function requireJsonContentType(event: H3Event): void {
+  const type = requestHeader(event, 'content-type')?.split(';')[0]?.trim().toLowerCase()
+  if (!type || type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type)) return
+  throw apiError(415, `Content-Type ${type.slice(0, 100)} is not supported: send the body as JSON with Content-Type: application/json`, {
+    code: 'PGRST107', hint: 'Set the header Content-Type: application/json',
+  })
 }
 
 /** A record body: any JSON object; the table's own schema validates its fields. */
