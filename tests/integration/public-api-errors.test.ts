@@ -138,7 +138,8 @@ describe('every status has the error body', () => {
   })
 
   it('never reports a planned total below the rows served', async () => {
-    // fresh rows the planner has no statistics for yet: its estimate may be anything
+    // statistics taken before the rows exist: the planner then expects (almost) none of them
+    await app.db.query('analyze public.tasks')
     await app.db.query(`insert into public.tasks (team_id, created_by, title) select $1, $2, 'planned ' || i from generate_series(1, 4) i`, [fixture.teamId, fixture.owner.user!.id])
     for (const method of ['GET', 'HEAD']) {
       const answer = await api.request(method, '/api/v1/tasks?title=like.planned*&limit=4', undefined, { prefer: 'count=planned' })
