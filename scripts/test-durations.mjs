@@ -2,7 +2,10 @@
 // last runs (node_modules/.vite/vitest/*/results.json, keyed `<project>:<path>` as the sequencer
 // reads them). Run the whole suite first (TEST_DATABASE_URL=... npm test), then:
 //   node scripts/test-durations.mjs
-// Files the cache has replace their recorded figures; the others keep theirs.
+// Files the cache has replace their recorded figures; the others keep theirs. Record one whole
+// run, so that every figure is from the same conditions (a file run alone is far quicker than
+// the same file among three workers). The sequencer takes a file's figure from the other project
+// when its own is missing, so a run on one database is enough.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
