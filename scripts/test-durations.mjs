@@ -1,4 +1,4 @@
-// Records each test file's duration for tests/support/sequencer.ts from vitest's own cache of the
+// Records each test file's duration for tests/support/sequencer.mjs from vitest's own cache of the
 // last runs (node_modules/.vite/vitest/*/results.json, keyed `<project>:<path>` as the sequencer
 // reads them). Run the whole suite first (TEST_DATABASE_URL=... npm test), then:
 //   node scripts/test-durations.mjs

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { relative } from 'node:path'
-import { BaseSequencer, type TestSpecification } from 'vitest/node'
+import { BaseSequencer } from 'vitest/node'
 
 /** Each file's duration in ms by `<project>:<path>`, from a run of the whole suite (`node scripts/test-durations.mjs`). */
-export const durationsFile = 'tests/durations.json'
+const durationsFile = 'tests/durations.json'
 
 /**
  * Runs the longest files first, over all projects at once. Vitest's own order queues the projects
@@ -15,18 +15,19 @@ export const durationsFile = 'tests/durations.json'
  * runs first, as vitest runs unknown files first.
  */
 export default class LongestFirstSequencer extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const recorded = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) as Record<string, number> : {}
+  /** @param {import('vitest/node').TestSpecification[]} files */
+  async sort(files) {
+    const recorded = existsSync(durationsFile) ? JSON.parse(readFileSync(durationsFile, 'utf8')) : {}
     const base = await super.sort(files)
     // the same file on the other database takes about as long: its figure stands in for a missing one
     const byPath = new Map(Object.entries(recorded).map(([key, ms]) => [key.slice(key.indexOf(':') + 1), ms]))
-    const duration = (spec: TestSpecification) => {
+    const duration = (/** @type {import('vitest/node').TestSpecification} */ spec) => {
       const path = relative(this.ctx.config.root, spec.moduleId)
       const key = `${spec.project.name}:${path}`
       return this.ctx.cache.getFileTestResults(key)?.duration ?? recorded[key] ?? byPath.get(path)
     }
     const unknown = base.filter(spec => duration(spec) === undefined)
-    const known = base.filter(spec => duration(spec) !== undefined).sort((a, b) => duration(b)! - duration(a)!)
+    const known = base.filter(spec => duration(spec) !== undefined).sort((a, b) => duration(b) - duration(a))
     return [...unknown, ...known]
   }
 }
