@@ -1,6 +1,7 @@
 import { configDefaults, defineConfig } from 'vitest/config'
 import type { TestProjectInlineConfiguration } from 'vitest/config'
 import { fileURLToPath } from 'node:url'
+import LongestFirstSequencer from './tests/support/sequencer.mjs'
 
 const alias = {
   '#shared': fileURLToPath(new URL('./shared', import.meta.url)),
@@ -29,6 +30,8 @@ export default defineConfig({
     // files spend most of their time waiting on their app process and the database, so three at a
     // time take about two thirds of the time (5 min 53 s against 8 min 47 s for both databases).
     maxWorkers: 3,
+    // the longest files first, over all projects (tests/support/sequencer.mjs, tests/durations.json)
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       { resolve: { alias }, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'] } },
       databaseProject('pglite'),

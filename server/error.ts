@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http'
 import type { NitroErrorHandler } from 'nitropack'
 
 /** Seconds a client is told to wait while the database cannot be reached. */
@@ -30,7 +31,8 @@ const errorHandler: NitroErrorHandler = (error, event) => {
   const message = statusCode === 500 && (isUnexpected || error.unhandled)
     ? 'Internal server error'
     : error.statusMessage || error.message || 'Request failed'
-  setResponseStatus(event, statusCode)
+  // the status line carries the status's own short text (h3 put the whole message there); the body says why
+  setResponseStatus(event, statusCode, STATUS_CODES[statusCode] ?? 'Error')
   setResponseHeader(event, 'content-type', 'application/json')
   return send(event, errorBody(event.path, statusCode, message, error.data))
 }

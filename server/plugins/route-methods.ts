@@ -19,7 +19,7 @@ export default defineNitroPlugin((nitroApp) => {
   // a route that takes any method (the page renderer) has nothing to add
   for (const entry of handlers) if (!entry.middleware && entry.route && !entry.method) routes.delete(entry.route)
   for (const [route, methods] of routes) {
-    const allowed = [...methods.keys(), ...(methods.has('GET') ? ['HEAD'] : [])].sort().join(', ')
+    const allowed = [...new Set([...methods.keys(), ...(methods.has('GET') ? ['HEAD'] : [])])].sort().join(', ')
     nitroApp.router.use(route, defineEventHandler((event) => {
       const get = methods.get('GET')
       if (event.method === 'HEAD' && get) return get(event)

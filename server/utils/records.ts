@@ -3,6 +3,8 @@ import { requireActor, requireTeam, type AuditedClient } from './audited-client'
 import type { Queryable } from './db-drivers'
 import { quoteIdent, systemColumns, type ColumnInfo, type TableInfo } from './table-registry'
 import { columnValueType } from './column-types'
+import { problemCodes, ruleInWords, singleCheckInWords, typeInWords } from './column-rules'
+import { rejectUnstorable, validationError } from './validation'
 import type { DataRecord } from '#shared/types/data'
 
 type Schemas = { create: z.ZodObject, update: z.ZodObject }
@@ -54,12 +56,39 @@ export function recordSchemas(table: TableInfo): Schemas {
   return schemas
 }
 
-/** Parses input with a zod schema; a 400 names the first invalid field. */
-function parseRecordInput(schema: z.ZodObject, input: unknown): DataRecord {
+/**
+ * Parses input with a zod schema; a 400 names the first invalid field, says the column's rule in
+ * words, and carries the code of that problem (the same code a filter on the column would get).
+ */
+function parseRecordInput(table: TableInfo, schema: z.ZodObject, input: unknown): DataRecord {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw createError({ statusCode: 400, statusMessage: 'The record must be a JSON object' })
   }
-  return parseInput(schema, input) as DataRecord
+  rejectUnstorable(input)
+  const result = schema.safeParse(input)
+  if (result.success) return result.data as DataRecord
+  throw recordInputError(table, result.error.issues, input as Record<string, unknown>)
+}
+
+/** The 400 of the first invalid field of a record's input. */
+function recordInputError(table: TableInfo, issues: readonly z.core.$ZodIssue[], input: Record<string, unknown>) {
+  const issue = issues[0]
+  const name = issue?.path[0]
+  const column = typeof name === 'string' ? table.columns.find(c => c.name === name) : undefined
+  if (!issue || !column) {
+    const unknown = issue?.code === 'unrecognized_keys' && !isSystemColumn(issue.keys[0] ?? '')
+    return createError({ statusCode: 400, statusMessage: validationError(issues).statusMessage, data: unknown ? { code: problemCodes.unknownColumn } : undefined })
+  }
+  const problem = (message: string, code: string) => createError({ statusCode: 400, statusMessage: `${column.name}: ${message}`, data: { code } })
+  const value = input[column.name]
+  if (value === undefined || value === null) return problem('is required', problemCodes.required)
+  if (issue.code === 'too_big' || issue.code === 'too_small') {
+    const rule = ruleInWords(table, column)
+    if (rule !== typeInWords(column)) return problem(rule, problemCodes.outsideRule)
+    const bound = issue.code === 'too_big' ? `at most ${issue.maximum}` : `at least ${issue.minimum}`
+    return problem(`${rule} ${bound}`, column.type.startsWith('character') ? problemCodes.outsideRule : problemCodes.outOfRange)
+  }
+  return problem(typeInWords(column), problemCodes.wrongType)
 }
 
 /** The foreign keys whose target has a `name` (else `title`), and the alias each joins in (`project_id` -> `project_name`). */
@@ -194,7 +223,7 @@ async function checkReferences(db: Pick<Queryable, 'query'>, table: TableInfo, t
  */
 export async function createRecord(client: AuditedClient, table: TableInfo, input: unknown): Promise<DataRecord> {
   const teamId = requireTeam(client)
-  const values = parseRecordInput(recordSchemas(table).create, input)
+  const values = parseRecordInput(table, recordSchemas(table).create, input)
   const statement = await insertStatement(table, teamId, requireActor(client), values, true)
   // the created record is answered as JSON: its timestamps are read as the ISO text JSON prints
   const { rows } = await withDatabaseErrors(table, () => client.write<DataRecord>(statement.sql, statement.params, { isoTimestamps: true }))
@@ -248,7 +277,7 @@ export async function inWriteTransaction<T>(client: AuditedClient, dryRun: boole
 export async function createRecords(client: AuditedClient, table: TableInfo, inputs: unknown[], options: WriteOptions = {}): Promise<DataRecord[]> {
   const teamId = requireTeam(client)
   const actorId = requireActor(client)
-  const values = inputs.map((input, i) => forElement(i, () => parseRecordInput(recordSchemas(table).create, input)))
+  const values = inputs.map((input, i) => forElement(i, () => parseRecordInput(table, recordSchemas(table).create, input)))
   const statements = await Promise.all(values.map(value => insertStatement(table, teamId, actorId, value)))
   return inWriteTransaction(client, options.dryRun ?? false, async (tx) => {
     const rows: DataRecord[] = []
@@ -272,7 +301,7 @@ export async function upsertRecords(client: AuditedClient, table: TableInfo, inp
   const teamId = requireTeam(client)
   const actorId = requireActor(client)
   const schema = recordSchemas(table).create.extend({ id: z.uuid().optional() })
-  const values = inputs.map((input, i) => forElement(i, () => parseRecordInput(schema, input)))
+  const values = inputs.map((input, i) => forElement(i, () => parseRecordInput(table, schema, input)))
   const ids = values.map(value => value.id as string | undefined)
   const repeated = ids.findIndex((id, i) => id !== undefined && ids.indexOf(id) !== i)
   if (repeated >= 0) throw createError({ statusCode: 400, statusMessage: `[${repeated}].id: appears twice in the request`, data: { code: '21000' } })
@@ -350,7 +379,7 @@ export async function insertStatement(table: TableInfo, teamId: string, actorId:
 export async function updateRecord(client: AuditedClient, table: TableInfo, id: string, input: unknown, guard?: RecordGuard): Promise<DataRecord> {
   const teamId = requireTeam(client)
   if (!z.uuid().safeParse(id).success) throw notFound(table)
-  const values = parseRecordInput(recordSchemas(table).update, input)
+  const values = parseRecordInput(table, recordSchemas(table).update, input)
   const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
   if (!columns.length) throw createError({ statusCode: 400, statusMessage: 'Name at least one column to change' })
   const params = [id, teamId, ...columns.map(c => parameter(c, values[c.name]))]
@@ -399,7 +428,7 @@ export async function deleteRecord(client: AuditedClient, table: TableInfo, id: 
  * transaction; answers the ids changed. A reference outside the team is a 400 naming the field.
  */
 export async function updateRecords(tx: Queryable, table: TableInfo, teamId: string, ids: string[], input: unknown): Promise<string[]> {
-  const values = parseRecordInput(recordSchemas(table).update, input)
+  const values = parseRecordInput(table, recordSchemas(table).update, input)
   const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
   if (!columns.length) throw createError({ statusCode: 400, statusMessage: 'Name at least one column to change' })
   if (!ids.length) return []
@@ -448,10 +477,7 @@ export function databaseErrorMessage(table: TableInfo, error: unknown): string |
   if (code === '23514') {
     const check = table.checks.find(c => c.name === constraint)
     if (!check) return `violates ${constraint ?? 'a check constraint'}`
-    if (check.columns.length > 1) return `${check.columns.join(', ')}: ${checkInWords(table, check)}`
-    const allowed = table.columns.find(c => c.name === check.columns[0])?.allowedValues
-    const list = allowed ? `; one of: (${allowed.join(', ')})` : ''
-    return `${check.columns[0]}: violates ${check.name}: ${check.definition}${list}`
+    return singleCheckInWords(table, check) ?? `${check.columns.join(', ')}: ${checkInWords(table, check)}`
   }
   if (code === '23502') return `${column ?? 'a column'}: is required`
   if (code === '23503') {

@@ -56,6 +56,7 @@ export async function limitRequestBody(event: H3Event): Promise<void> {
   if (Number(length ?? 0) > maxBodyBytes) throw tooLarge()
   const chunked = /\bchunked\b/i.test(requestHeader(event, 'transfer-encoding') ?? '')
   if (!chunked && !Number(length)) return
+  if (isPublicApiPath(event.path)) requireJsonContentType(event)
   // h3's readBody/readRawBody take a body already read from here
   // (Buffer.concat allocates a plain ArrayBuffer, never a shared one)
   event._requestBody = await readLimitedBody(event) as Uint8Array<ArrayBuffer>

@@ -304,7 +304,7 @@ describe('errors and what a key may not reach', () => {
     ['order=title;drop table tasks', /order:/],
     ['or=(title.eq.a);drop table tasks', /or:/],
     ['title=fts(english\');drop table tasks).x', /unknown operator/],
-    ['or=(title.eq.a,team_id.eq.x)', /not a valid uuid/],
+    ['or=(title.eq.a,team_id.eq.x)', /team_id: must be a uuid \("x" is not\)/],
   ])('answers 400 for %s and changes nothing', async (query, message) => {
     const answer = await new KeyClient(app, key).get(`/rest/v1/tasks?${query.replace(/ /g, '%20').replace(/;/g, '%3B')}`)
     expect(answer.status).toBe(400)

@@ -81,9 +81,16 @@ describe('recordSchemas', () => {
 })
 
 describe('databaseErrorMessage', () => {
-  it('names the column and lists the allowed values of a single-column CHECK', () => {
-    const message = databaseErrorMessage(tasks, { code: '23514', constraint: 'tasks_status_check' })
-    expect(message).toBe(`status: violates tasks_status_check: ${tasks.checks[0]!.definition}; one of: (todo, in_progress, done)`)
+  it('names the column and says a single-column CHECK in words: the allowed values, a range, a length', () => {
+    expect(databaseErrorMessage(tasks, { code: '23514', constraint: 'tasks_status_check' })).toBe('status: must be one of: todo, in_progress, done')
+    const bounded = {
+      ...tasks,
+      checks: [...tasks.checks,
+        { name: 'tasks_priority_check', definition: 'CHECK (((priority >= 1) AND (priority <= 5)))', columns: ['priority'] },
+        { name: 'tasks_title_check', definition: 'CHECK (((char_length(title) >= 1) AND (char_length(title) <= 200)))', columns: ['title'] }],
+    }
+    expect(databaseErrorMessage(bounded, { code: '23514', constraint: 'tasks_priority_check' })).toBe('priority: must be an integer between 1 and 5')
+    expect(databaseErrorMessage(bounded, { code: '23514', constraint: 'tasks_title_check' })).toBe('title: must be a string 1 to 200 characters long')
   })
 
   it('names the fields of a compound CHECK and says its rule in words, not in SQL', () => {

@@ -1,0 +1,116 @@
+import { hash } from 'node:crypto'
+import type { H3Event } from 'h3'
+import type { DataRecord } from '#shared/types/data'
+import { joinedNames } from '../records'
+import type { TableInfo } from '../table-registry'
+import { apiError } from './errors'
+import type { AnswerFormat } from './negotiate'
+import { acceptedFormat } from './negotiate'
+import type { SelectItem } from './query-params'
+
+/** How to build an answer from a row of the select template (its columns `fields`): pairs of the answer's key and the row's key. */
+function answerKeys(table: TableInfo, registry: Map<string, TableInfo>, select: SelectItem[] | null, fields: string[]): [string, string][] {
+  const rowKeys = fields.filter(key => !key.startsWith('__'))
+  if (!select) return rowKeys.map(key => [key, key])
+  const joins = joinedNames(table, registry)
+  return select.flatMap((item, i): [string, string][] => {
+    if (item.kind === 'star') return rowKeys.map(key => [key, key])
+    if (item.kind === 'embed') return [[item.alias, `__embed${i}`]]
+    const join = item.alias === item.column.name ? joins.find(j => j.column === item.column.name) : undefined
+    return join ? [[item.alias, item.column.name], [join.alias, join.alias]] : [[item.alias, item.column.name]]
+  })
+}
+
+/** Rows of the select template answered as the `select` asks. */
+export function shapeRows(table: TableInfo, registry: Map<string, TableInfo>, select: SelectItem[] | null, rows: DataRecord[]): DataRecord[] {
+  if (!rows[0]) return []
+  const fields = Object.keys(rows[0])
+  return shapeArrayRows(table, registry, select, fields, rows.map(row => fields.map(field => row[field])))
+}
+
+/** Rows of the select template read as arrays of the values of `fields`, answered as the `select` asks. */
+export function shapeArrayRows(table: TableInfo, registry: Map<string, TableInfo>, select: SelectItem[] | null, fields: string[], rows: unknown[][]): DataRecord[] {
+  if (!rows[0]) return []
+  // a name twice among the columns answers the later one, as a row object would
+  const build = rowBuilder(answerKeys(table, registry, select, fields).map(([key, from]) => [key, fields.lastIndexOf(from)]))
+  return rows.map(build)
+}
+
+const rowBuilders = new Map<string, (row: unknown[]) => DataRecord>()
+
+/**
+ * A function that makes one answer object from an array row: an object literal with the answer's
+ * keys, compiled once per set of keys. Every object of a page then has the same shape from its
+ * start (which JSON.stringify walks fastest), and no object is made per row before it.
+ */
+function rowBuilder(keys: [string, number][]): (row: unknown[]) => DataRecord {
+  const signature = JSON.stringify(keys)
+  let build = rowBuilders.get(signature)
+  if (!build) {
+    // each key is written as a JSON string literal; a computed `__proto__` makes an own property, as an assignment would not
+    const properties = keys.map(([key, index]) => `${key === '__proto__' ? `[${JSON.stringify(key)}]` : JSON.stringify(key)}: row[${index}]`)
+    // the source is only quoted keys and numbers, made above
+    build = new Function('row', `return { ${properties.join(', ')} }`) as (row: unknown[]) => DataRecord
+    // aliases in `select` make the sets of keys open-ended: the map stays bounded
+    if (rowBuilders.size >= 1000) rowBuilders.clear()
+    rowBuilders.set(signature, build)
+  }
+  return build
+}
+/** One CSV field: quoted when it holds a comma, a quote or a line break; objects as JSON. */
+function csvField(value: unknown): string {
+  if (value === null || value === undefined) return ''
+  const text = value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value)
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
+}
+
+/** Rows as CSV with a header line of their keys. */
+export function recordsCsv(rows: DataRecord[]): string {
+  const keys = Object.keys(rows[0] ?? {})
+  return [keys.map(csvField).join(','), ...rows.map(row => keys.map(key => csvField(row[key])).join(','))].join('\n')
+}
+
+/**
+ * Rows in the format asked for: an array, one object (406 `PGRST116` unless exactly one row),
+ * or CSV; `null` keys dropped under `nulls=stripped`.
+ */
+export function answerRows(event: H3Event, rows: DataRecord[], format: AnswerFormat): DataRecord[] | DataRecord | string {
+  const shaped = format.stripNulls
+    ? rows.map(row => Object.fromEntries(Object.entries(row).filter(([, value]) => value !== null)))
+    : rows
+  if (format.kind === 'object') {
+    if (shaped.length !== 1) {
+      throw apiError(406, 'JSON object requested, multiple (or no) rows returned', {
+        code: 'PGRST116', details: `The result contains ${shaped.length} rows`,
+      })
+    }
+    setResponseHeader(event, 'content-type', 'application/vnd.pgrst.object+json; charset=utf-8')
+    return shaped[0]!
+  }
+  if (format.kind === 'csv') {
+    setResponseHeader(event, 'content-type', 'text/csv; charset=utf-8')
+    return recordsCsv(shaped)
+  }
+  return shaped
+}
+
+/** The ETag of a record answer: a hash of its JSON. */
+export function recordEtag(record: DataRecord): string {
+  return jsonEtag(JSON.stringify(record))
+}
+
+/** The ETag of a record already written as JSON (`recordEtag` without serialising it again). */
+export function jsonEtag(json: string): string {
+  return `"${hash('sha256', json, 'base64url').slice(0, 27)}"`
+}
+/** GET one with its ETag; 304 for a matching If-None-Match; CSV when asked, 406 for an Accept it cannot produce. */
+export async function answerRecord(event: H3Event, record: DataRecord): Promise<DataRecord | string | null> {
+  const format = acceptedFormat(event)
+  const etag = recordEtag(record)
+  setResponseHeader(event, 'etag', etag)
+  if (requestHeader(event, 'if-none-match')?.split(',').map(t => t.trim()).includes(etag)) {
+    setResponseStatus(event, 304)
+    return null
+  }
+  return format.kind === 'array' ? record : answerRows(event, [record], format) as DataRecord | string
+}
