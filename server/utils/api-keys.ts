@@ -25,7 +25,9 @@ export function generateApiKey(): { key: string, prefix: string, hash: string } 
 const keyColumns = `k.id, k.team_id, k.created_by, p.name as created_by_name, k.name, k.key_prefix,
   k.last_used_at, k.expires_at, k.revoked_at, k.created_at, k.scopes, k.rolled_from,
   (select r.id from public.api_keys r where r.rolled_from = k.id and r.team_id = k.team_id
-   order by r.created_at limit 1) as rolled_to`
+   order by r.created_at limit 1) as rolled_to,
+  (select count(*)::int from public.webhook_endpoints e
+   where e.created_by_api_key_id = k.id and e.team_id = k.team_id and e.enabled) as webhook_endpoints`
 
 /** The team's keys, newest first, with the creator's name; never the hash. */
 export async function listApiKeys(client: AuditedClient, teamId: string): Promise<ApiKey[]> {
@@ -153,7 +155,7 @@ export async function revokeApiKey(client: AuditedClient, teamId: string, keyId:
 }
 
 /** The full api_keys row (key_hash included). */
-export interface ApiKeyRow extends Omit<ApiKey, 'created_by_name' | 'rolled_to'> {
+export interface ApiKeyRow extends Omit<ApiKey, 'created_by_name' | 'rolled_to' | 'webhook_endpoints'> {
   key_hash: string
 }
 

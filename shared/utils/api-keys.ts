@@ -80,6 +80,8 @@ export interface ApiKey {
   rolled_from: string | null
   /** The key that replaced this one in a roll (null: not rolled). */
   rolled_to: string | null
+  /** The enabled webhook endpoints this key made (revoking it disables them). */
+  webhook_endpoints: number
 }
 
 /** Body of PUT /api/teams/{teamId}/api-keys/{keyId}: the settings to change, each optional (`expires_at` null: never). */
