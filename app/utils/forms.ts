@@ -1,4 +1,5 @@
 import type { FormSchema } from '@nuxt/ui'
+import { humanize } from './data'
 
 /** How a form's message names a field: `expires_on` -> `Expires on`, `project_id` -> `Project`. */
 export function fieldLabel(path: string): string {
@@ -12,17 +13,27 @@ export function fieldLabel(path: string): string {
  */
 export function namingFields<S extends FormSchema>(schema: S): S {
   if (!('~standard' in schema)) return schema
-  const standard = schema['~standard']
-  const validate: typeof standard.validate = async (value) => {
+  const standard = (schema as unknown as StandardSchema)['~standard']
+  const validate = async (value: unknown): Promise<StandardResult> => {
     const result = await standard.validate(value)
     if (!result.issues) return result
     return {
       issues: result.issues.map((issue) => {
-        const path = issue.path?.map(item => (typeof item === 'object' ? item.key : item)).join('.') ?? ''
+        const path = issue.path?.map(item => String(typeof item === 'object' ? item.key : item)).join('.') ?? ''
         const isSentence = /^[A-Z]/.test(issue.message)
         return path && !isSentence ? { ...issue, message: `${fieldLabel(path)} ${issue.message}` } : issue
       }),
     }
   }
-  return { '~standard': { ...standard, validate } } as S
+  return { '~standard': { ...standard, validate } } as unknown as S
+}
+
+/** The part of a Standard Schema (zod's `~standard`) that a form's validation uses. */
+interface StandardIssue {
+  message: string
+  path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>
+}
+type StandardResult = { value: unknown, issues?: undefined } | { issues: ReadonlyArray<StandardIssue> }
+interface StandardSchema {
+  '~standard': { version: 1, vendor: string, validate: (value: unknown) => StandardResult | Promise<StandardResult> }
 }
