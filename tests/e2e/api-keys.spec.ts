@@ -46,7 +46,7 @@ test('an owner creates a key, an integration uses it, the owner revokes it and t
   // the seed's columns from 1024 px up
   await page.setViewportSize({ width: 1280, height: 900 })
   const headers = await page.getByTestId('api-keys-table').locator('thead th').allInnerTexts()
-  expect(headers.map(text => text.trim())).toEqual(['Name', 'Prefix', 'Created by', 'Created', 'Last used', 'Status', ''])
+  expect(headers.map(text => text.trim())).toEqual(['Name', 'Prefix', 'Created by', 'Created', 'Last used', 'Status', 'Actions'])
   const row = page.locator('tbody tr').filter({ hasText: 'Nightly sync' })
   await expect(row.getByTestId('key-prefix')).toHaveText(shownAs)
   await expect(row).toContainText('Kim Keys')
@@ -195,6 +195,8 @@ test('an admin edits a key\'s name, access and expiry; the next request holds to
   // the message names its field
   await expect(dialog.getByText('Name is required')).toBeVisible()
   await dialog.getByLabel('Name').fill('Tasks only')
+  await dialog.getByLabel('Name').blur()
+  await expect(dialog.getByText('Name is required')).toBeHidden()
   await dialog.getByRole('radio', { name: 'Chosen tables' }).check()
   await dialog.getByRole('combobox', { name: 'Tasks' }).click()
   await page.getByRole('option', { name: 'Read', exact: true }).click()

@@ -39,7 +39,7 @@ test.describe('signing in before the page\'s script runs', () => {
 
   test('a form posted from another site signs nobody in', async ({ request }) => {
     const { owner } = await ownerWithTeam(app, { owner: 'Cora Cross', team: 'Cross Team' })
-    const answer = await request.post(`${app.url}/login`, {
+    const answer = await request.post(`${app.url}/auth/sign-in`, {
       form: { email: owner.user!.email, password: e2ePassword },
       headers: { origin: 'https://evil.example' },
       maxRedirects: 0,
@@ -141,12 +141,12 @@ test('settings tables stay inside their boxes at 390, 820 and 1440 px', async ({
 test('primary buttons have one colour, and the overview tells chat from mcp', async ({ page }) => {
   const { owner } = await ownerWithTeam(app, { owner: 'Cole Colour', team: 'Colour Team' })
   await signInPage(page, app.url, owner.user!.email, '/app/settings/webhooks')
-  const background = (name: string) => page.getByRole('button', { name }).first().evaluate(element => getComputedStyle(element).backgroundColor)
-  const addEndpoint = await background('Add endpoint')
+  const background = (role: 'button' | 'link', name: string) => page.getByRole(role, { name }).first().evaluate(element => getComputedStyle(element).backgroundColor)
+  const addEndpoint = await background('button', 'Add endpoint')
   await openPage(page, app.url, '/app/settings/api-keys')
-  const createKey = await background('Create Key')
+  const createKey = await background('button', 'Create Key')
   await openPage(page, app.url, '/app/data/tasks')
-  const newTask = await background('New task')
+  const newTask = await background('link', 'New task')
   expect([addEndpoint, newTask]).toEqual([createKey, createKey])
 
   await openPage(page, app.url, '/app')

@@ -1,4 +1,4 @@
-// The sign-in form posted by the browser itself: before the page's script has loaded, or without
+// POST /auth/sign-in: the sign-in form posted by the browser itself: before the page's script has loaded, or without
 // script. The same sign-in as POST /api/auth/login, answered with a redirect: on to the page asked
 // for, or back to the form with what went wrong (and the e-mail address, so that it is not lost).
 export default defineEventHandler(async (event) => {
