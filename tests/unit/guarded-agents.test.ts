@@ -13,8 +13,9 @@ const isRefused = (address: string) => address !== receiverAddress && isPrivateA
 
 let server: Server | undefined
 afterEach(() => new Promise<void>((done) => {
-  server?.closeAllConnections()
-  server ? server.close(() => done()) : done()
+  if (!server) return done()
+  server.closeAllConnections()
+  server.close(() => done())
 }))
 
 async function startReceiver() {
