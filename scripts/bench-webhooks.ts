@@ -3,17 +3,19 @@
 //   BENCH_STEADY_SECONDS (default 15); the delay from each insert's commit to its delivery, p50 and p99;
 // - burst: BENCH_EVENTS (default 5,000) inserts, in statements of 100 rows, 16 at a time; events delivered per second, from the
 //   first write to the last delivery;
-// - bare: the same number of record-sized POSTs sent straight to the receiver, 10 at a time, without
-//   outbox or database: the rate the burst is compared with.
+// - bare: the same number of record-sized POSTs sent straight to the receiver, 10 at a time, on
+//   keep-alive connections (as real senders do), without outbox or database: the rate the burst is
+//   compared with.
 // The app runs as one process, then as two processes on one database. The team has one endpoint
-// subscribed to tasks.created; the receiver on 127.0.0.1 answers 204 at once.
+// subscribed to tasks.created; the receiver on 127.0.0.1 answers 204 at once and keeps connections
+// alive (5 s idle, Node's default), as real receivers do.
 //
 // Needs a built app (`npm run build`) and a Postgres server: BENCH_DATABASE_URL, else TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/postgres. BENCH_POLL_MS is the worker's poll interval
 // (default 1000, as in production: the worker is woken by notifications, the poll is a fallback).
 // BENCH_PROFILE=<dir> makes each app process write a CPU profile (node --cpu-prof) into <dir> when it
 // stops, and the run print when its burst began and ended on the profile's clock, to cut the burst out.
-import { createServer, request } from 'node:http'
+import { Agent, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { availableParallelism, loadavg } from 'node:os'
 import { resolve } from 'node:path'
@@ -61,7 +63,7 @@ async function startReceiver(): Promise<Receiver> {
       res.end()
     })
   })
-  server.keepAliveTimeout = 1
+  server.keepAliveTimeout = 5_000
   await new Promise<void>(done => server.listen(0, '127.0.0.1', () => done()))
   return {
     ...receiver,
@@ -201,13 +203,14 @@ async function run(processes: number): Promise<Result> {
   }
 }
 
-/** The bare baseline: the same number of POSTs of a record-sized body straight to a receiver, 10 in flight. */
+/** The bare baseline: the same number of POSTs of a record-sized body straight to a receiver, 10 in flight on kept connections. */
 async function bare(): Promise<Result> {
   const receiver = await startReceiver()
   const url = new URL(receiver.url)
   const body = JSON.stringify({ type: 'tasks.created', timestamp: new Date().toISOString(), data: { id: '', team_id: ids.team, title: 'Burst 0', status: 'todo', priority: 3 } })
+  const agent = new Agent({ keepAlive: true })
   const post = (i: number) => new Promise<void>((done, fail) => {
-    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'webhook-id': `bare-${i}` } }, (res) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'webhook-id': `bare-${i}` } }, (res) => {
       res.resume()
       res.on('end', () => done())
     })
@@ -220,6 +223,7 @@ async function bare(): Promise<Result> {
     while (next < eventCount) await post(next++)
   }))
   const seconds = (performance.now() - started) / 1000
+  agent.destroy()
   await receiver.close()
   return { label: 'bare POSTs (no outbox)', perSecond: eventCount / seconds, p50: 0, p99: 0, burstP50: 0, burstP99: 0, duplicates: 0 }
 }

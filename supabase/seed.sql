@@ -18,7 +18,9 @@ insert into public.team_members (team_id, user_id, role) values
   ('00000000-0000-4000-8000-000000000010', '00000000-0000-4000-8000-000000000001', 'owner'),
   ('00000000-0000-4000-8000-000000000010', '00000000-0000-4000-8000-000000000002', 'member');
 
--- Example domain rows for the demo team (created by Dana Demo).
+-- Example domain rows for the demo team, created by Dana Demo: the activity log (and each record's
+-- History) names her as their author, as their created_by does (the seed runs in one transaction).
+select set_config('app.actor_id', '00000000-0000-4000-8000-000000000001', true);
 insert into public.projects (id, team_id, created_by, name, description, status) values
   ('00000000-0000-4000-8000-000000000101', '00000000-0000-4000-8000-000000000010', '00000000-0000-4000-8000-000000000001',
    'Website relaunch', 'New marketing site with the updated brand.', 'active'),

@@ -1,4 +1,5 @@
 import type { DataColumn, DataRecord, DataTable } from '#shared/types/data'
+import type { datesFor } from './dates'
 
 /** `in_progress` -> `In progress`, `due_date` -> `Due date`. */
 export function humanize(name: string): string {
@@ -27,6 +28,21 @@ export function fieldKind(column: DataColumn): FieldKind {
   if (types.includes('number')) return 'number'
   if (!column.schema.type) return 'json'
   return ['body', 'description', 'notes', 'content'].includes(column.name) ? 'longtext' : 'text'
+}
+
+/**
+ * A value of a column as a person reads it (the record page, its History): a date or moment in the
+ * reader's format (`dates`: useDates()), Yes/No, a choice in words; '' for none. A foreign key is
+ * its id here (the caller names it).
+ */
+export function valueText(column: DataColumn, value: unknown, dates: Pick<ReturnType<typeof datesFor>, 'formatDateTime' | 'formatCalendarDate'>): string {
+  if (value === null || value === undefined || value === '') return ''
+  const kind = fieldKind(column)
+  if (kind === 'datetime') return dates.formatDateTime(String(value))
+  if (kind === 'date') return dates.formatCalendarDate(String(value))
+  if (kind === 'boolean') return value ? 'Yes' : 'No'
+  if (kind === 'choice') return humanize(String(value))
+  return typeof value === 'string' ? value : JSON.stringify(value)
 }
 
 /** The name shown for a record: its title column, else the start of its id. */

@@ -1,7 +1,9 @@
 import type { User } from '#auth-utils'
+import type { H3Event } from 'h3'
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import { isUniqueViolation, type Database } from './db-drivers'
-import { endUserSessions } from './sessions'
+import { endUserSessions, startSession } from './sessions'
+import { parseInput } from './validation'
 import type { TeamSummary } from '#shared/types/api'
 
 const loginWindowMinutes = 15
@@ -109,4 +111,35 @@ async function listUserTeams(client: AuditedClient): Promise<TeamSummary[]> {
     [requireActor(client)],
   )
   return rows
+}
+
+/** The fields of a form the browser posted itself (application/x-www-form-urlencoded); anything else reads as no fields. */
+export async function readFormFields(event: H3Event): Promise<Record<string, unknown>> {
+  if (!String(getRequestHeader(event, 'content-type') ?? '').startsWith('application/x-www-form-urlencoded')) return {}
+  const fields: unknown = await readBody(event).catch(() => ({}))
+  return fields && typeof fields === 'object' && !Array.isArray(fields) ? fields as Record<string, unknown> : {}
+}
+
+/**
+ * Signs in from a posted form and starts the session: the checks of the JSON route (validation,
+ * throttling, credentials), plus the form's origin, which must be this site (another site may not
+ * sign a visitor into an account of its choosing). Answers what went wrong as a sentence.
+ */
+export async function signInFromForm(event: H3Event, fields: Record<string, unknown>): Promise<{ ok: true } | { ok: false, message: string }> {
+  const origin = getRequestHeader(event, 'origin')
+  if (origin && origin !== 'null' && URL.canParse(origin) && new URL(origin).host !== getRequestHost(event, { xForwardedHost: true })) {
+    return { ok: false, message: 'The sign-in came from another site; sign in here' }
+  }
+  try {
+    const { email, password } = parseInput(LoginBody, { email: fields.email, password: fields.password })
+    const result = await signIn(await useDb(), email, password)
+    if ('retryAfter' in result) return { ok: false, message: `Too many failed sign-ins; try again in ${Math.ceil(result.retryAfter / 60)} minute(s)` }
+    await startSession(event, result.user, result.currentTeamId)
+    return { ok: true }
+  }
+  catch (error) {
+    const status = (error as { statusCode?: number }).statusCode
+    if (status && status < 500) return { ok: false, message: (error as { statusMessage?: string }).statusMessage ?? 'The sign-in failed' }
+    throw error
+  }
 }

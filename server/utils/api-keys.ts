@@ -1,12 +1,13 @@
 import { hash, randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { z } from 'zod'
-import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody } from '#shared/utils/api-keys'
+import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody, type RevokedApiKey, type UpdateApiKeyBody } from '#shared/utils/api-keys'
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import type { Database, Queryable } from './db-drivers'
 import { cachedApiKey, forgetApiKey, isRevokedHash, keyCacheGeneration, listenForKeyChanges, rememberApiKey, rememberRevoked } from './key-cache'
 import { defineCounter } from './metrics'
 import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-limits'
+import { disableEndpointsOfKey } from './webhooks-endpoints'
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
 export function hashApiKey(rawKey: string): string {
@@ -20,8 +21,13 @@ export function generateApiKey(): { key: string, prefix: string, hash: string } 
   return { key, prefix: key.slice(0, 8), hash: hashApiKey(key) }
 }
 
+// rolled_to: the key whose rolled_from names this one (a key is rolled once: a roll needs an active key)
 const keyColumns = `k.id, k.team_id, k.created_by, p.name as created_by_name, k.name, k.key_prefix,
-  k.last_used_at, k.expires_at, k.revoked_at, k.created_at, k.scopes`
+  k.last_used_at, k.expires_at, k.revoked_at, k.created_at, k.scopes, k.rolled_from,
+  (select r.id from public.api_keys r where r.rolled_from = k.id and r.team_id = k.team_id
+   order by r.created_at limit 1) as rolled_to,
+  (select count(*)::int from public.webhook_endpoints e
+   where e.created_by_api_key_id = k.id and e.team_id = k.team_id and e.enabled) as webhook_endpoints`
 
 /** The team's keys, newest first, with the creator's name; never the hash. */
 export async function listApiKeys(client: AuditedClient, teamId: string): Promise<ApiKey[]> {
@@ -43,15 +49,15 @@ async function checkedScopes(scopes: ApiKeyScopes | undefined): Promise<ApiKeySc
 }
 
 /** Inserts a key row and answers it with the creator's name and the raw key (shown this once). */
-async function insertApiKey(client: Queryable, teamId: string, actorId: string, fields: { name: string, scopes: ApiKeyScopes, expires_at: string | null }): Promise<CreatedApiKey> {
+async function insertApiKey(client: Queryable, teamId: string, actorId: string, fields: { name: string, scopes: ApiKeyScopes, expires_at: string | null, rolled_from?: string }): Promise<CreatedApiKey> {
   const { key, prefix, hash } = generateApiKey()
   const { rows } = await client.query<ApiKey>(
     `with k as (
-       insert into public.api_keys (team_id, name, key_prefix, key_hash, created_by, expires_at, scopes)
-       values ($1, $2, $3, $4, $5, $6, $7) returning *
+       insert into public.api_keys (team_id, name, key_prefix, key_hash, created_by, expires_at, scopes, rolled_from)
+       values ($1, $2, $3, $4, $5, $6, $7, $8) returning *
      )
      select ${keyColumns} from k left join public.profiles p on p.id = k.created_by`,
-    [teamId, fields.name, prefix, hash, actorId, fields.expires_at, JSON.stringify(fields.scopes)],
+    [teamId, fields.name, prefix, hash, actorId, fields.expires_at, JSON.stringify(fields.scopes), fields.rolled_from ?? null],
   )
   return { ...rows[0]!, key }
 }
@@ -69,24 +75,65 @@ export async function createApiKey(client: AuditedClient, teamId: string, input:
  */
 export async function rollApiKey(client: AuditedClient, teamId: string, keyId: string, overlapSeconds: number): Promise<CreatedApiKey> {
   const rolled = await client.transaction(async (tx) => {
-    const { rows } = await tx.query<ApiKeyRow>('select * from public.api_keys where id = $1 and team_id = $2 for update', [keyId, teamId])
-    const old = rows[0]
-    if (!old) throw createError({ statusCode: 404, statusMessage: 'API key not found' })
-    if (apiKeyStatus(old) !== 'active') throw createError({ statusCode: 409, statusMessage: `This API key is ${apiKeyStatus(old)}; create a new one instead` })
+    const old = await lockActiveKey(tx, teamId, keyId, status => `This API key is ${status}; create a new one instead`)
+    // one replacement per key, so that rolled_from and rolled_to name a single chain
+    const replaced = await tx.query('select 1 from public.api_keys where rolled_from = $1 and team_id = $2', [keyId, teamId])
+    if (replaced.rowCount) throw createError({ statusCode: 409, statusMessage: 'This API key was already rolled; roll its replacement instead' })
     await tx.query(
       `update public.api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => $3))
        where id = $1 and team_id = $2`,
       [keyId, teamId, overlapSeconds],
     )
-    return insertApiKey(tx, teamId, requireActor(client), { name: old.name, scopes: old.scopes, expires_at: old.expires_at })
+    return insertApiKey(tx, teamId, requireActor(client), { name: old.name, scopes: old.scopes, expires_at: old.expires_at, rolled_from: old.id })
   })
   // committed: this instance forgets the old key's entry before it answers (the others on notification)
   forgetApiKey(keyId)
   return rolled
 }
 
-/** Revokes a key of the team: 404 for a key of another team, 409 when it is already revoked. */
-export async function revokeApiKey(client: AuditedClient, teamId: string, keyId: string): Promise<ApiKey> {
+/** The team's key `keyId`, locked for the transaction; 404 for a key of another team, 409 unless it is active. */
+async function lockActiveKey(tx: Queryable, teamId: string, keyId: string, refusal: (status: string) => string): Promise<ApiKeyRow> {
+  const { rows } = await tx.query<ApiKeyRow>('select * from public.api_keys where id = $1 and team_id = $2 for update', [keyId, teamId])
+  const found = rows[0]
+  if (!found) throw createError({ statusCode: 404, statusMessage: 'API key not found' })
+  const status = apiKeyStatus(found)
+  if (status !== 'active') throw createError({ statusCode: 409, statusMessage: refusal(status) })
+  return found
+}
+
+/**
+ * Changes an active key's name, scopes or expiry (each only when given; `expires_at` null: never).
+ * 404 for a key of another team, 409 for a revoked or expired one. The change is in the activity
+ * log (the audited client), and every instance forgets the key (the api_keys trigger notifies), so
+ * new scopes and expiry hold within the key bounds.
+ */
+export async function updateApiKey(client: AuditedClient, teamId: string, keyId: string, input: z.output<typeof UpdateApiKeyBody>): Promise<ApiKey> {
+  const scopes = input.scopes === undefined ? undefined : await checkedScopes(input.scopes)
+  const updated = await client.transaction(async (tx) => {
+    await lockActiveKey(tx, teamId, keyId, status => `This API key is ${status}; it can no longer be changed`)
+    const { rows } = await tx.query<ApiKey>(
+      `with k as (
+         update public.api_keys
+         set name = coalesce($3, name),
+             scopes = coalesce($4::jsonb, scopes),
+             expires_at = case when $5 then $6::timestamptz else expires_at end
+         where id = $1 and team_id = $2 returning *
+       )
+       select ${keyColumns} from k left join public.profiles p on p.id = k.created_by`,
+      [keyId, teamId, input.name ?? null, scopes ? JSON.stringify(scopes) : null, input.expires_at !== undefined, input.expires_at ?? null],
+    )
+    return rows[0]!
+  })
+  // committed: this instance forgets the key before it answers (the others on notification)
+  forgetApiKey(keyId)
+  return updated
+}
+
+/**
+ * Revokes a key of the team: 404 for a key of another team, 409 when it is already revoked. The
+ * webhook endpoints the key made are disabled in the same transaction; the answer counts them.
+ */
+export async function revokeApiKey(client: AuditedClient, teamId: string, keyId: string): Promise<RevokedApiKey> {
   const revoked = await client.transaction(async (tx) => {
     const { rows } = await tx.query<ApiKey>(
       `with k as (
@@ -96,7 +143,8 @@ export async function revokeApiKey(client: AuditedClient, teamId: string, keyId:
        select ${keyColumns} from k left join public.profiles p on p.id = k.created_by`,
       [keyId, teamId],
     )
-    if (rows[0]) return rows[0]
+    const apiKey = rows[0]
+    if (apiKey) return { ...apiKey, disabled_endpoints: await disableEndpointsOfKey(tx, teamId, apiKey.id, `the API key "${apiKey.name}" that created it was revoked`) }
     const existing = await tx.query('select 1 from public.api_keys where id = $1 and team_id = $2', [keyId, teamId])
     if (existing.rowCount) throw createError({ statusCode: 409, statusMessage: 'This API key is already revoked' })
     throw createError({ statusCode: 404, statusMessage: 'API key not found' })
@@ -107,7 +155,7 @@ export async function revokeApiKey(client: AuditedClient, teamId: string, keyId:
 }
 
 /** The full api_keys row (key_hash included). */
-export interface ApiKeyRow extends Omit<ApiKey, 'created_by_name'> {
+export interface ApiKeyRow extends Omit<ApiKey, 'created_by_name' | 'rolled_to' | 'webhook_endpoints'> {
   key_hash: string
 }
 

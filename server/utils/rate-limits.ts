@@ -91,6 +91,8 @@ interface KeyBlock {
   granted: number
   /** Until when other instances are taken to claim this key too (ms since the epoch). */
   sharedUntil: number
+  /** No request has been served from the block yet (its count is as fresh as can be). */
+  justClaimed?: boolean
   /** The claim in flight, which requests that find the block empty wait for. */
   claiming?: Promise<KeyBlock>
 }
@@ -132,15 +134,50 @@ async function claimBlock(db: Queryable, keyId: string, previous: KeyBlock | und
   const sameWindow = previous?.windowEndsAt === windowEndsAt
   const othersClaimed = sameWindow ? countBefore > previous!.count : countBefore > 0
   const sharedUntil = othersClaimed ? now + 2 * windowSeconds * 1000 : (previous?.sharedUntil ?? 0)
-  return { windowEndsAt, count, unused: granted, granted, sharedUntil }
+  return { windowEndsAt, count, unused: granted, granted, sharedUntil, justClaimed: true }
+}
+
+/** The window's count in Postgres now ($1 the counter's key, $2 the window in seconds), with the end of its window. */
+export const readRateCountSql = `select count, extract(epoch from window_started_at)::float8 * 1000 + $2::int * 1000 as window_ends_at
+  from public.rate_limits where key = $1`
+
+/** Per key: the count read that has not started yet (requests served before it starts share it), and the one running. */
+const countReads = new Map<string, { queued?: Promise<number | null>, running?: Promise<unknown> }>()
+
+/**
+ * The key's count in Postgres, read after the caller served its request: one read at a time per
+ * key; requests that find a read queued (not yet sent) share it, the others queue the next one.
+ * Null when the counter is in another window than `windowEndsAt`.
+ */
+function freshCount(db: Queryable, keyId: string, windowEndsAt: number): Promise<number | null> {
+  let reads = countReads.get(keyId)
+  if (!reads) countReads.set(keyId, reads = {})
+  if (reads.queued) return reads.queued
+  const state = reads
+  const read = (state.running ?? Promise.resolve()).catch(() => undefined).then(async () => {
+    // sent from here on: a request served after this point needs a later read
+    state.queued = undefined
+    const { windowSeconds } = apiRateLimit()
+    const { rows } = await db.query<{ count: number, window_ends_at: number }>(readRateCountSql, [`key:${keyId}`, windowSeconds], { prepare: true })
+    return rows[0] ?? null
+  }).finally(() => {
+    if (state.running === read && !state.queued) countReads.delete(keyId)
+  })
+  state.queued = read.then(row => (row && row.window_ends_at === windowEndsAt ? row.count : null))
+  state.running = read
+  return state.queued
 }
 
 /**
  * Counts a request of a key against its limit from the key's leased block, claiming a new block
- * from Postgres when this instance's is used up. RateLimit-Remaining: what the window has left
- * after every instance's claims, plus this instance's unused block; while other instances claim
- * the key too, the block is counted as used as well (their unused blocks count as used), so it
- * never says more than is left.
+ * from Postgres when this instance's is used up.
+ *
+ * RateLimit-Remaining never says more than is left, however many instances serve the key. What
+ * is left is the limit less every request served; Postgres counts every block claimed, served or
+ * not, so the limit less that count, plus this instance's own unused block, is never more than
+ * is left (other instances' unused blocks only add to it). A claim answers the count; a request
+ * served from a block reads it (one read in flight per key and instance, shared by the requests
+ * that wait for it): the decision itself never waits for another instance.
  */
 export async function takeKeyRequest(db: Queryable, keyId: string): Promise<RateDecision> {
   const { limit } = apiRateLimit()
@@ -150,9 +187,16 @@ export async function takeKeyRequest(db: Queryable, keyId: string): Promise<Rate
     if (block && block.windowEndsAt <= now && !block.claiming) block = { ...block, unused: 0, count: 0, granted: 0 }
     if (block && block.unused > 0) {
       block.unused--
-      const isShared = block.sharedUntil > now
-      const remaining = isShared ? limit - block.count - (block.granted - block.unused) : limit - block.count + block.unused
-      return { isAllowed: true, remaining, reset: Math.ceil((block.windowEndsAt - now) / 1000) }
+      const reset = Math.ceil((block.windowEndsAt - now) / 1000)
+      if (block.justClaimed) {
+        // the first request of a block: the claim's count is fresh
+        block.justClaimed = false
+        return { isAllowed: true, remaining: limit - block.count + block.unused, reset }
+      }
+      const served = block
+      const count = await freshCount(db, keyId, served.windowEndsAt)
+      // another window in Postgres (the clocks differ by a little): this block's unused requests are left at least
+      return { isAllowed: true, remaining: count === null ? served.unused : limit - Math.max(count, served.count) + served.unused, reset }
     }
     // one claim at a time per key: the others wait for it and then take from its block
     const claiming = block?.claiming ?? claim(db, keyId, block)

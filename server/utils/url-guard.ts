@@ -1,4 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import { Agent as HttpAgent } from 'node:http'
+import { Agent as HttpsAgent } from 'node:https'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
 
 // Addresses a webhook may not reach unless private networks are allowed: this host, the local
@@ -74,16 +76,22 @@ export async function webhookUrlProblem(value: string, allowPrivate: boolean): P
   return addresses.some(answer => isPrivateAddress(answer.address)) ? refusal : null
 }
 
+/** How the guard resolves names and which answers it refuses (both replaceable in tests). */
+export interface GuardOptions {
+  resolve?: typeof dnsLookup
+  isRefused?: (address: string) => boolean
+}
+
 /**
- * A `lookup` for http.request that refuses private answers (the connect-time half of the guard:
- * a name may resolve differently than when it was saved). IP literals never reach a lookup,
- * so the caller checks those with isPrivateAddress first.
+ * A `lookup` for http.request and agents that refuses private answers (the connect-time half of
+ * the guard: a name may resolve differently than when it was saved). IP literals never reach a
+ * lookup, so the caller checks those with isPrivateAddress first.
  */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function guardedLookup(allowPrivate: boolean, { resolve = dnsLookup, isRefused = isPrivateAddress }: GuardOptions = {}): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0)
-      const refused = !allowPrivate && addresses.find(answer => isPrivateAddress(answer.address))
+      const refused = !allowPrivate && addresses.find(answer => isRefused(answer.address))
       if (refused) {
         const blocked = Object.assign(new Error(`${hostname} resolves to a private address (${refused.address})`), { code: 'EPRIVATEADDRESS' })
         return callback(blocked, '', 0)
@@ -93,6 +101,24 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       callback(null, first.address, first.family)
     })
   }
+}
+
+/** The keep-alive agents webhooks are sent through, one per scheme. */
+export interface GuardedAgents {
+  http: HttpAgent
+  https: HttpsAgent
+}
+
+/**
+ * Agents that keep connections to each receiver (host and port) alive for the next delivery and
+ * run the guard's lookup for every connection they open: a kept connection is only ever to an
+ * address the guard passed, and its successor is looked up and checked again, so a DNS change
+ * cannot move it onto a private address. An idle connection is closed after `idleMs`.
+ */
+export function guardedAgents(allowPrivate: boolean, { idleMs = 30_000, ...guard }: GuardOptions & { idleMs?: number } = {}): GuardedAgents {
+  // an agent's own options override the request's when it opens a connection
+  const options = { keepAlive: true, timeout: idleMs, scheduling: 'lifo' as const, lookup: guardedLookup(allowPrivate, guard) }
+  return { http: new HttpAgent(options), https: new HttpsAgent(options) }
 }
 
 /** Whether a URL's host is an IP literal that the guard refuses. */

@@ -176,3 +176,64 @@ export async function disableFailingEndpoints(db: Database): Promise<string[]> {
     return rows.map(row => row.id)
   })
 }
+
+/**
+ * Disables the enabled endpoints of the team that the key `keyId` made, the reason saying `why`
+ * ("the API key "Zapier" that created it was revoked"), and stops their queued deliveries (they
+ * can be recovered once an admin enables the endpoint again). Returns how many it disabled.
+ */
+export async function disableEndpointsOfKey(tx: Queryable, teamId: string, keyId: string, why: string): Promise<number> {
+  const { rows } = await tx.query<{ disabled: number }>(
+    `with disabled as (
+       update public.webhook_endpoints
+       set enabled = false, disabled_at = now(), updated_at = now(), disabled_reason = 'Disabled because ' || $3
+       where team_id = $1 and created_by_api_key_id = $2 and enabled
+       returning id
+     ),
+     stopped as (
+       update public.webhook_deliveries d
+       set status = 'failed', last_error = 'The endpoint was disabled', locked_until = null, updated_at = now()
+       from disabled where d.team_id = $1 and d.endpoint_id = disabled.id and d.status = 'pending'
+     )
+     select count(*)::int as disabled from disabled`,
+    [teamId, keyId, why],
+  )
+  return rows[0]!.disabled
+}
+
+/**
+ * Disables the endpoints made by keys that have expired (a revoked key's endpoints are disabled by
+ * the revoke itself), once per key: only endpoints enabled before the key expired, so that an
+ * endpoint an admin enabled again afterwards stays enabled. Runs with the auto-disable job, under
+ * its own advisory lock. Returns the endpoints disabled.
+ */
+export async function disableEndpointsOfExpiredKeys(db: Database): Promise<string[]> {
+  return db.transaction(async (tx) => {
+    const { rows: [lock] } = await tx.query<{ taken: boolean }>(`select pg_try_advisory_xact_lock(hashtext('webhooks.expired-keys')) as taken`)
+    if (!lock?.taken) return []
+    const { rows } = await tx.query<{ id: string }>(
+      `with ended as (
+         select e.id, k.name
+         from public.webhook_endpoints e
+         join public.api_keys k on k.id = e.created_by_api_key_id and k.team_id = e.team_id
+         where e.enabled and k.revoked_at is null and k.expires_at <= now()
+           and coalesce(e.updated_at, e.created_at) < k.expires_at
+         for update of e
+       ),
+       disabled as (
+         update public.webhook_endpoints e
+         set enabled = false, disabled_at = now(), updated_at = now(),
+             disabled_reason = format('Disabled because the API key "%s" that created it expired', ended.name)
+         from ended where e.id = ended.id
+         returning e.id
+       ),
+       stopped as (
+         update public.webhook_deliveries d
+         set status = 'failed', last_error = 'The endpoint was disabled', locked_until = null, updated_at = now()
+         from disabled where d.endpoint_id = disabled.id and d.status = 'pending'
+       )
+       select id from disabled`,
+    )
+    return rows.map(row => row.id)
+  })
+}

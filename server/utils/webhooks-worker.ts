@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { Database } from './db-drivers'
-import { guardedLookup, isPrivateLiteral, privateNetworksAllowed } from './url-guard'
+import { guardedAgents, isPrivateLiteral, privateNetworksAllowed, type GuardedAgents } from './url-guard'
 import { setting } from './settings'
 import { webhookMetrics } from './webhook-metrics'
 
@@ -163,18 +163,33 @@ function answerText(chunks: Buffer[]): string {
   return Buffer.concat(chunks).subarray(0, responseBodyLimit).toString('utf8').replaceAll('\u0000', '')
 }
 
-/** One POST: no redirects followed, an overall timeout, and the SSRF guard on the address it connects to. */
-function post(url: URL, headers: Record<string, string>, body: string, settings: WebhookSettings): Promise<PostAnswer> {
+let senderAgents: { allowPrivate: boolean, agents: GuardedAgents } | undefined
+
+/** The sender's keep-alive agents (connections reused per receiver, each new one checked by the SSRF guard). */
+function agentsFor(settings: WebhookSettings): GuardedAgents {
+  if (senderAgents?.allowPrivate !== settings.allowPrivateNetworks) {
+    senderAgents = { allowPrivate: settings.allowPrivateNetworks, agents: guardedAgents(settings.allowPrivateNetworks) }
+  }
+  return senderAgents.agents
+}
+
+/**
+ * One POST: no redirects followed, an overall timeout, sent on a kept connection to the receiver
+ * when there is one, and the SSRF guard on the address of every connection it opens. A kept
+ * connection that the receiver closed just as it was reused (ECONNRESET before any answer) is
+ * retried once on a new connection, as a receiver closing idle connections is normal.
+ */
+function post(url: URL, headers: Record<string, string>, body: string, settings: WebhookSettings, agents: GuardedAgents = agentsFor(settings), isRetry = false): Promise<PostAnswer> {
   return new Promise((resolve, reject) => {
     if (isPrivateLiteral(url, settings.allowPrivateNetworks)) {
       return reject(new Error(`${url.hostname} is a private address`))
     }
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest
+    const isHttps = url.protocol === 'https:'
+    const send = isHttps ? httpsRequest : httpRequest
     const request = send(url, {
       method: 'POST',
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      lookup: guardedLookup(settings.allowPrivateNetworks),
-      agent: false,
+      agent: isHttps ? agents.https : agents.http,
     }, (response: IncomingMessage) => {
       const chunks: Buffer[] = []
       let kept = 0
@@ -187,7 +202,13 @@ function post(url: URL, headers: Record<string, string>, body: string, settings:
     })
     const timer = setTimeout(() => request.destroy(new Error(`No answer within ${settings.timeoutMs / 1000} s`)), settings.timeoutMs)
     request.on('close', () => clearTimeout(timer))
-    request.on('error', reject)
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (!isRetry && request.reusedSocket && error.code === 'ECONNRESET') {
+        resolve(post(url, headers, body, settings, agents, true))
+        return
+      }
+      reject(error)
+    })
     request.end(body)
   })
 }
@@ -532,6 +553,10 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
       isStopped = true
       wake()
       await loop
+      // the kept connections close with the worker
+      senderAgents?.agents.http.destroy()
+      senderAgents?.agents.https.destroy()
+      senderAgents = undefined
     },
   }
 }

@@ -76,6 +76,24 @@ export interface ApiKey {
   revoked_at: string | null
   created_at: string
   scopes: ApiKeyScopes
+  /** The key a roll replaced with this one (null: created, not rolled). */
+  rolled_from: string | null
+  /** The key that replaced this one in a roll (null: not rolled). */
+  rolled_to: string | null
+  /** The enabled webhook endpoints this key made (revoking it disables them). */
+  webhook_endpoints: number
+}
+
+/** Body of PUT /api/teams/{teamId}/api-keys/{keyId}: the settings to change, each optional (`expires_at` null: never). */
+export const UpdateApiKeyBody = z.object({
+  name: CreateApiKeyBody.shape.name.optional(),
+  scopes: ApiKeyScopesSchema.optional(),
+  expires_at: CreateApiKeyBody.shape.expires_at,
+}).strict()
+
+/** The revoke answer: the key and how many webhook endpoints it made were disabled with it. */
+export interface RevokedApiKey extends ApiKey {
+  disabled_endpoints: number
 }
 
 /** Body of POST /api/teams/{teamId}/api-keys/{keyId}/roll: how long the old key keeps working. */
@@ -98,9 +116,10 @@ export function apiKeyStatus(apiKey: Pick<ApiKey, 'revoked_at' | 'expires_at'>, 
 }
 
 /**
- * How the UI names a key: its first 8 characters (the stored prefix) and an ellipsis, as the key
- * itself begins (`Xk3v9QaZ…`), so that a key in hand can be matched to its row.
+ * How the UI names a key wherever it shows one: `sk_...` and its first 8 characters (the stored
+ * prefix), `sk_...Xk3v9QaZ`. `sk_...` marks a shown prefix; it is not part of the key, which
+ * begins with the 8 characters.
  */
 export function displayedKeyPrefix(keyPrefix: string): string {
-  return `${keyPrefix}…`
+  return `sk_...${keyPrefix}`
 }

@@ -35,6 +35,9 @@ const pages: PageCase[] = [
   { path: () => '/app/settings/members', role: 'owner' },
   { path: () => '/app/settings/members', role: 'member' },
   { path: () => '/app/settings/api-keys', role: 'owner' },
+  { path: () => '/app/settings/api-keys', role: 'owner', setup: showAllKeys },
+  { path: () => '/app/settings/webhooks', role: 'owner' },
+  { path: () => '/app/settings/webhooks', role: 'owner', setup: openDeliveries },
   { path: () => '/app/data/tasks', role: 'owner' },
   { path: () => '/app/data/tasks/new', role: 'owner' },
   { path: seed => `/app/data/tasks/${seed.taskId}`, role: 'owner' },
@@ -42,6 +45,18 @@ const pages: PageCase[] = [
   { path: seed => `/app/chat/${seed.chatId}`, role: 'owner' },
   { path: seed => `/app/chat/${seed.chatId}`, role: 'owner', setup: converse },
 ]
+
+/** Shows revoked and expired keys too (a rolled key and a revoked one are in the seed). */
+async function showAllKeys(page: Page) {
+  await page.getByRole('button', { name: 'Show all keys' }).click()
+  await expect(page.getByText('Revoked', { exact: true }).first()).toBeAttached()
+}
+
+/** Opens the deliveries of the seed's endpoint for every event (the newest). */
+async function openDeliveries(page: Page) {
+  await page.getByRole('button', { name: 'Deliveries', exact: true }).last().click()
+  await expect(page.getByTestId('webhook-deliveries').first()).toBeVisible()
+}
 
 /** Brings the chat to a conversation: a question, a query with its chart and table, and an answer. */
 async function converse(page: Page) {
@@ -81,6 +96,17 @@ test.beforeAll(async () => {
   const key = await expectCreated(owner, `/api/teams/${teamId}/api-keys`, { name: 'Nightly sync', expires_at: null })
   // a second key with a real, long name: the key list stays within its card at every width
   await expectCreated(owner, `/api/teams/${teamId}/api-keys`, { name: 'Zapier: onboarding automations for the customer support team', expires_at: null })
+  // a rolled key (both of one name, linked) and a revoked one that made a webhook endpoint
+  await expectCreated(owner, `/api/teams/${teamId}/api-keys/${key.id}/roll`, { expires_in_seconds: 3600 })
+  const hooks = await expectCreated(owner, `/api/teams/${teamId}/api-keys`, { name: 'Hooks', scopes: { '*': 'read', 'webhooks': 'write' } })
+  const subscribed = await fetch(`${app.url}/api/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers: { 'authorization': `Bearer ${hooks.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: 'https://hooks.example.com/tasks', events: ['tasks.created'] }),
+  })
+  expect(subscribed.status).toBe(201)
+  expect((await owner.patch(`/api/teams/${teamId}/api-keys/${hooks.id}`)).status).toBe(200)
+  await expectCreated(owner, `/api/teams/${teamId}/webhooks/endpoints`, { url: 'https://hooks.example.com/all', events: ['*'] })
   const invitation = await expectCreated(owner, `/api/teams/${teamId}/invitations`, { email: uniqueEmail('invitee'), role: 'member' })
   const task = await fetch(`${app.url}/api/v1/tasks`, {
     method: 'POST',

@@ -75,8 +75,10 @@ test('a member filters tasks, edits one, and sees the change in its history; an 
   await expect(page.getByTestId('record-fields')).toContainText('In progress')
   const history = page.getByTestId('record-history').locator('li')
   await expect(history.first()).toContainText('Mia Member changed it')
-  await expect(history.first().locator('del').first()).toHaveText('todo')
-  await expect(history.first().locator('ins').first()).toHaveText('in_progress')
+  // History writes the change as the record page does: the field's label, the choice in words
+  await expect(history.first().getByText('Status', { exact: true })).toBeVisible()
+  await expect(history.first().locator('del').first()).toHaveText('Todo')
+  await expect(history.first().locator('ins').first()).toHaveText('In progress')
   expect(pageErrors).toEqual([])
 
   // the admin answers "who changed this task, from where" in Activity, and exports the log

@@ -31,6 +31,11 @@ describe('the demo account', () => {
     expect((await signIn('demo-password')).status).toBe(401)
     expect((await new Client(app).post('/api/auth/login', { email: 'sam@example.com', password: 'demo-password' })).status).toBe(401)
     expect((await signIn(password)).status).toBe(200)
+    // each demo row's history names its author, as its created_by does
+    const { rows: authors } = await app.db.query(
+      `select distinct l.table_name, p.name from public.activity_log l left join public.profiles p on p.id = l.actor_id
+       where l.table_name in ('projects', 'tasks', 'notes') and l.action = 'insert' order by l.table_name`)
+    expect(authors).toEqual([{ table_name: 'notes', name: 'Dana Demo' }, { table_name: 'projects', name: 'Dana Demo' }, { table_name: 'tasks', name: 'Dana Demo' }])
     await app.restart()
     expect(app.output.join('').match(/with the password/g)).toHaveLength(1)
     expect((await signIn(password)).status).toBe(200)

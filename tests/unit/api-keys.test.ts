@@ -41,8 +41,8 @@ describe('apiKeyStatus', () => {
     expect(apiKeyStatus(key, now)).toBe(status)
   })
 
-  it('shows a key as its first 8 characters and an ellipsis, as the key itself begins', () => {
-    expect(displayedKeyPrefix('abcd1234')).toBe('abcd1234…')
+  it('names a key as sk_... and its first 8 characters, as the seed fixes it', () => {
+    expect(displayedKeyPrefix('abcd1234')).toBe('sk_...abcd1234')
   })
 })
 

@@ -1,0 +1,6 @@
+export default defineEventHandler(async (event) => {
+  const { client, team } = await authUser(event, 'api_keys.create')
+  const keyId = requireIdParam(event, 'keyId', 'API key')
+  const input = await readValidBody(event, UpdateApiKeyBody)
+  return updateApiKey(client, team.id, keyId, input)
+})
