@@ -1,6 +1,7 @@
 import type { ChangeEvent } from '#shared/types/changes'
 
-type Listener = (event: ChangeEvent) => void
+/** A change, or null when the stream (re)opened: what happened before it may not have been seen. */
+type Listener = (event: ChangeEvent | null) => void
 
 // One event stream per tab, whatever the number of pages and components listening: the team's
 // changes (GET /api/teams/{teamId}/events/stream, the tables the member may view), opened while
@@ -14,6 +15,10 @@ function open(teamId: string) {
   source?.close()
   sourceTeam = teamId
   source = new EventSource(`/api/teams/${teamId}/events/stream`)
+  // the stream opens once its start is fixed: reloading now misses nothing
+  source.onopen = () => {
+    for (const listener of listeners) listener(null)
+  }
   source.onmessage = (message) => {
     let event: ChangeEvent
     try {
@@ -33,7 +38,10 @@ function closeWhenUnused() {
   sourceTeam = ''
 }
 
-/** Calls `listener` with each change of the current team's records while the component is mounted. */
+/**
+ * Calls `listener` with each change of the current team's records while the component is mounted,
+ * and with null whenever the stream (re)opens (reload then: changes before it may be unseen).
+ */
 export function useLiveChanges(listener: Listener) {
   const { currentTeam } = useWorkspace()
   onMounted(() => {
@@ -57,7 +65,7 @@ export function useLiveRefresh(tables: MaybeRefOrGetter<string[] | null>, refres
   let timer: ReturnType<typeof setTimeout> | undefined
   useLiveChanges((event) => {
     const wanted = toValue(tables)
-    if (wanted && !wanted.includes(event.type.slice(0, event.type.lastIndexOf('.')))) return
+    if (event && wanted && !wanted.includes(event.type.slice(0, event.type.lastIndexOf('.')))) return
     if (timer) return
     timer = setTimeout(() => {
       timer = undefined

@@ -79,16 +79,16 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
     res.write(text)
     if (res.writableLength > maxBufferedBytes) end('The client reads too slowly; resume with Last-Event-ID')
   }
+  // the headers go out with the first write, after the stream's start is fixed: a client that
+  // sees the stream open (EventSource's open event) may reload what it shows, and miss nothing
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',
     'connection': 'keep-alive',
     'x-accel-buffering': 'no',
   })
-  res.flushHeaders()
   req.on('close', () => end())
   res.on('error', () => end())
-  write(`retry: 1000\n: connected\n\n`)
   options.onOpen?.(reason => end(reason))
   try {
     following = await follow({
@@ -106,6 +106,7 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
     return ended
   }
   if (isEnded) following.stop()
+  write(`retry: 1000\n: connected\n\n`)
   heartbeat = setInterval(() => write(': heartbeat\n\n'), heartbeatMs())
   return ended
 }
