@@ -141,16 +141,16 @@ function compare(actual: unknown, expected: string): number | null {
 
 function matches(condition: NonNullable<Binding['condition']>, record: Record<string, unknown>): boolean {
   const actual = record[condition.column]
-  const order = (value: string) => compare(actual, value)
-  switch (condition.operator) {
-    case 'eq': return order(condition.values[0]!) === 0
-    case 'neq': { const c = order(condition.values[0]!); return c !== null && c !== 0 }
-    case 'lt': { const c = order(condition.values[0]!); return c !== null && c < 0 }
-    case 'lte': { const c = order(condition.values[0]!); return c !== null && c <= 0 }
-    case 'gt': { const c = order(condition.values[0]!); return c !== null && c > 0 }
-    case 'gte': { const c = order(condition.values[0]!); return c !== null && c >= 0 }
-    case 'in': return condition.values.some(value => order(value) === 0)
-  }
+  const operator = condition.operator
+  if (operator === 'in') return condition.values.some(value => compare(actual, value) === 0)
+  const c = compare(actual, condition.values[0]!)
+  if (c === null) return false
+  if (operator === 'eq') return c === 0
+  if (operator === 'neq') return c !== 0
+  if (operator === 'lt') return c < 0
+  if (operator === 'lte') return c <= 0
+  if (operator === 'gt') return c > 0
+  return c >= 0
 }
 
 const kindOf: Record<string, ChangeKind> = { created: 'INSERT', updated: 'UPDATE', deleted: 'DELETE' }

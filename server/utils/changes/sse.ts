@@ -58,14 +58,14 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
   const res = event.node.res
   const req = event.node.req
   let following: Following | undefined
-  let heartbeat: ReturnType<typeof setInterval> | undefined
+  const timers: { heartbeat?: ReturnType<typeof setInterval> } = {}
   let isEnded = false
   let resolveEnded: () => void = () => {}
   const ended = new Promise<void>(resolve => (resolveEnded = resolve))
   const end = (reason?: string) => {
     if (isEnded) return
     isEnded = true
-    clearInterval(heartbeat)
+    clearInterval(timers.heartbeat)
     following?.stop()
     options.onClose?.()
     if (!res.writableEnded) {
@@ -105,8 +105,11 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
     end('The stream could not start; try again')
     return ended
   }
-  if (isEnded) following.stop()
+  if (isEnded) {
+    following.stop()
+    return ended
+  }
   write(`retry: 1000\n: connected\n\n`)
-  heartbeat = setInterval(() => write(': heartbeat\n\n'), heartbeatMs())
+  timers.heartbeat = setInterval(() => write(': heartbeat\n\n'), heartbeatMs())
   return ended
 }
