@@ -78,10 +78,10 @@ type FilterOperator = typeof filterOperators[number]
 interface Binding {
   id: number
   event: '*' | ChangeKind
-  schema: string
   /** null: every table the key may read. */
   table: string | null
-  filter: string | undefined
+  /** The binding as the client sent it, echoed in the join's answer. */
+  asSent: Record<string, unknown>
   condition: { column: string, operator: FilterOperator, values: string[] } | null
 }
 
@@ -236,7 +236,7 @@ export class RealtimeSocket {
         if (typeof parsed === 'string') return refuse(parsed)
         condition = parsed
       }
-      bindings.push({ id: this.nextBindingId++, event: event as Binding['event'], schema: raw.schema === undefined ? 'public' : schema, table: tableName, filter, condition })
+      bindings.push({ id: this.nextBindingId++, event: event as Binding['event'], table: tableName, condition, asSent: raw })
     }
     this.channels.set(message.topic, { topic: message.topic, joinRef: message.join_ref, bindings })
     try {
@@ -247,7 +247,8 @@ export class RealtimeSocket {
       return refuse('The server could not follow the team\'s changes right now; try again')
     }
     this.reply(message, 'ok', {
-      postgres_changes: bindings.map(b => ({ id: b.id, event: b.event, schema: b.schema, table: b.table ?? undefined, filter: b.filter })),
+      // realtime-js matches each answer to its binding by event, schema, table and filter as it sent them
+      postgres_changes: bindings.map(b => ({ id: b.id, event: b.asSent.event, schema: b.asSent.schema, table: b.asSent.table, filter: b.asSent.filter })),
     })
     this.push({
       join_ref: message.join_ref, ref: null, topic: message.topic, event: 'system',
