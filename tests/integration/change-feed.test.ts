@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { appWithTeamForFile } from '../support/file-hooks'
 import type { TestApp } from '../support/app'
 import { KeyClient, keyClientFor, type TeamFixture } from '../support/http'
+import { EventSource } from 'eventsource'
 import { openEventStream, type OpenStream } from '../support/event-stream'
 import { waitFor } from '../support/wait'
 
@@ -212,5 +213,24 @@ describe('GET /api/v1/events/stream', () => {
     expect(revoked.status, JSON.stringify(revoked.body)).toBe(200)
     await waitFor('the stream to end', () => live.raw().includes('revoked'))
     expect((await key.get('/api/v1/events/stream')).status).toBe(401)
+  })
+})
+
+describe('GET /api/teams/{teamId}/events/stream (the live pages)', () => {
+  it('sends a member the team\'s changes as plain messages; another team\'s user gets a 404, nobody signed in a 401', async () => {
+    const source = new EventSource(`${app.url}/api/teams/${team.teamId}/events/stream`, {
+      fetch: (input, init) => fetch(input, { ...init, headers: { ...init.headers, cookie: team.member.cookie } }),
+    })
+    const received: any[] = []
+    source.onmessage = message => received.push(JSON.parse(message.data))
+    await new Promise(resolve => (source.onopen = resolve))
+    const key = await keyClientFor(app, team, 'Live pages')
+    await key.post('/api/v1/projects', { name: 'Seen by the page' })
+    await waitFor('the page\'s event', () => received.length >= 1)
+    expect(received[0]).toMatchObject({ type: 'projects.created', data: { name: 'Seen by the page' }, source: 'api' })
+    source.close()
+
+    expect((await team.outsider.get(`/api/teams/${team.teamId}/events/stream`)).status).toBe(404)
+    expect((await team.anonymous.get(`/api/teams/${team.teamId}/events/stream`)).status).toBe(401)
   })
 })

@@ -136,3 +136,55 @@ describe('realtime bindings and refusals', () => {
     await waitFor('the channel to fail', () => statuses.some(status => status === 'CHANNEL_ERROR' || status === 'CLOSED'))
   })
 })
+
+describe('the Phoenix frames', () => {
+  /** A raw socket speaking serializer 2.0.0 (arrays) or 1.0.0 (objects); `next` waits for a frame that matches. */
+  async function rawSocket(query: string) {
+    const socket = new WebSocket(`${app.url.replace('http', 'ws')}/realtime/v1/websocket?${query}`)
+    const frames: any[] = []
+    socket.on('message', raw => frames.push(JSON.parse(String(raw))))
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve)
+      socket.once('error', reject)
+    })
+    const next = (match: (frame: any) => boolean) => waitFor('a frame', () => frames.find(match))
+    return { socket, frames, next }
+  }
+
+  it('answers heartbeats, joins, leaves and refuses broadcast in the 2.0.0 array form', async () => {
+    const key = await newKey()
+    const { socket, next } = await rawSocket(`apikey=${key}&vsn=2.0.0`)
+    socket.send(JSON.stringify([null, '1', 'phoenix', 'heartbeat', {}]))
+    expect(await next(f => f[1] === '1')).toEqual([null, '1', 'phoenix', 'phx_reply', { status: 'ok', response: {} }])
+
+    socket.send(JSON.stringify(['2', '2', 'realtime:raw', 'phx_join', { config: { postgres_changes: [{ event: 'INSERT', schema: 'public', table: 'tasks', filter: 'priority=gte.4' }] } }]))
+    const joined = await next(f => f[1] === '2')
+    expect(joined[4]).toEqual({ status: 'ok', response: { postgres_changes: [{ id: expect.any(Number), event: 'INSERT', schema: 'public', table: 'tasks', filter: 'priority=gte.4' }] } })
+    expect(await next(f => f[3] === 'system')).toEqual(['2', null, 'realtime:raw', 'system', expect.objectContaining({ extension: 'postgres_changes', status: 'ok' })])
+
+    socket.send(JSON.stringify(['2', '3', 'realtime:raw', 'broadcast', { type: 'broadcast', event: 'x', payload: {} }]))
+    expect((await next(f => f[1] === '3'))[4]).toEqual({ status: 'error', response: { reason: expect.stringMatching(/broadcast is not available/) } })
+
+    const writer = await keyClientFor(app, team, 'Raw writer')
+    await writer.post('/api/v1/tasks', { title: 'Low', priority: 1 })
+    await writer.post('/api/v1/tasks', { title: 'High', priority: 5 })
+    const change = await next(f => f[3] === 'postgres_changes')
+    expect(change[4]).toEqual({
+      ids: [joined[4].response.postgres_changes[0].id],
+      data: expect.objectContaining({ type: 'INSERT', schema: 'public', table: 'tasks', record: expect.objectContaining({ title: 'High' }), errors: null }),
+    })
+
+    socket.send(JSON.stringify(['2', '4', 'realtime:raw', 'phx_leave', {}]))
+    expect((await next(f => f[1] === '4'))[4]).toEqual({ status: 'ok', response: {} })
+    socket.close()
+  })
+
+  it('speaks the 1.0.0 object form, and refuses a join without a valid key with a reason', async () => {
+    const { socket, next } = await rawSocket('apikey=not-a-real-key-but-long-enough&vsn=1.0.0')
+    socket.send(JSON.stringify({ topic: 'phoenix', event: 'heartbeat', payload: {}, ref: '1', join_ref: null }))
+    expect(await next(f => f.ref === '1')).toEqual({ topic: 'phoenix', event: 'phx_reply', payload: { status: 'ok', response: {} }, ref: '1', join_ref: null })
+    socket.send(JSON.stringify({ topic: 'realtime:x', event: 'phx_join', payload: { config: { postgres_changes: [{ event: '*', schema: 'public', table: 'tasks' }] } }, ref: '2', join_ref: '2' }))
+    expect((await next(f => f.ref === '2')).payload).toEqual({ status: 'error', response: { reason: 'Unknown API key' } })
+    socket.close()
+  })
+})
