@@ -1,3 +1,4 @@
+import AxeBuilder from '@axe-core/playwright'
 import { expect, test } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
 import { e2ePassword, signInPage } from '../support/browser'
@@ -58,7 +59,18 @@ test('a record being edited that someone else changes says who, keeps what was t
   const { rows } = await app.db.query('select title from public.tasks where id = $1', [task.body.id])
   expect(rows[0].title).toBe('Plan the offsite in May')
 
-  await notice.getByRole('button', { name: 'Load their version' }).click()
+  // the notice reads well at a phone's, a tablet's and a desktop's width, light and dark
+  for (const width of [390, 820, 1440]) {
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.setViewportSize({ width, height: 900 })
+      await page.emulateMedia({ colorScheme: scheme })
+      await expect(notice.getByRole('button', { name: 'Load their version' })).toBeInViewport()
+      const { violations } = await new AxeBuilder({ page }).include('[data-testid="record-remote-change"]').analyze()
+      expect(violations.filter(v => v.impact === 'critical' || v.impact === 'serious'), `${width} ${scheme}`).toEqual([])
+    }
+  }
+  await notice.getByRole('button', { name: 'Load their version' }).focus()
+  await page.keyboard.press('Enter')
   await expect(page.getByTestId('record-fields')).toContainText('Plan the offsite in May')
   await expect(notice).toHaveCount(0)
 })
