@@ -76,6 +76,7 @@ interface Subscriber {
 }
 
 const delays: number[] = []
+const titlePattern = /"title":"(Write \d+)"/
 const arrived = (createdAt: string) => delays.push(Date.now() - new Date(createdAt).getTime())
 
 async function sseSubscriber(base: string, key: string): Promise<Subscriber> {
@@ -99,11 +100,10 @@ async function sseSubscriber(base: string, key: string): Promise<Subscriber> {
           const frame = buffer.slice(0, end)
           buffer = buffer.slice(end + 2)
           if (frame.includes(': connected')) resolveOpen()
-          const data = frame.split('\n').find(line => line.startsWith('data: '))
-          if (!data) continue
-          const event = JSON.parse(data.slice(6)) as { created_at: string, data: { title: string } }
-          seen.add(event.data.title)
-          arrived(event.created_at)
+          if (!frame.includes('\ndata: ')) continue
+          // what is needed, without parsing the whole event (the client shares the machine with the apps)
+          seen.add(titlePattern.exec(frame)?.[1] ?? '')
+          arrived(/"created_at":"([^"]+)"/.exec(frame)![1]!)
         }
       }
     }
@@ -124,14 +124,16 @@ async function socketSubscriber(base: string, key: string): Promise<Subscriber> 
   })
   const joined = new Promise<void>((resolve, reject) => {
     socket.on('message', (raw) => {
-      const [, ref, , event, payload] = JSON.parse(String(raw)) as [string | null, string | null, string, string, { status?: string, data: { record?: { title: string }, old_record?: { title: string }, commit_timestamp: string } }]
+      const text = String(raw)
+      if (text.includes('"postgres_changes",{"ids"')) {
+        seen.add(titlePattern.exec(text)?.[1] ?? '')
+        arrived(/"commit_timestamp":"([^"]+)"/.exec(text)![1]!)
+        return
+      }
+      const [, ref, , event, payload] = JSON.parse(text) as [string | null, string | null, string, string, { status?: string }]
       if (event === 'phx_reply' && ref === '1') {
         if (payload.status === 'ok') resolve()
         else reject(new Error(JSON.stringify(payload)))
-      }
-      if (event === 'postgres_changes') {
-        seen.add(payload.data.record?.title ?? payload.data.old_record?.title ?? '')
-        arrived(payload.data.commit_timestamp)
       }
     })
   })

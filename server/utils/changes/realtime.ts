@@ -296,35 +296,35 @@ export class RealtimeSocket {
     const { previous, ...record } = stored.event.data
     const oldRecord = kind === 'UPDATE' ? { ...record, ...previous } : record
     const subject = kind === 'DELETE' ? oldRecord : record
-    let data: Record<string, unknown> | undefined
+    let dataJson = payloadJson.get(stored)
     for (const channel of this.channels.values()) {
       const ids = channel.bindings
         .filter(b => (b.event === '*' || b.event === kind) && (b.table === null || b.table === stored.table)
           && (!b.condition || matches(b.condition, subject)))
         .map(b => b.id)
       if (!ids.length) continue
-      data ??= {
-        schema: 'public',
-        table: stored.table,
-        commit_timestamp: stored.event.created_at,
-        type: kind,
-        columns: this.columnsOf(stored.table),
-        ...(kind !== 'DELETE' ? { record } : {}),
-        ...(kind !== 'INSERT' ? { old_record: oldRecord } : {}),
-        errors: null,
+      if (dataJson === undefined) {
+        dataJson = JSON.stringify({
+          schema: 'public',
+          table: stored.table,
+          commit_timestamp: stored.event.created_at,
+          type: kind,
+          columns: columnsOf(stored.table),
+          ...(kind !== 'DELETE' ? { record } : {}),
+          ...(kind !== 'INSERT' ? { old_record: oldRecord } : {}),
+          errors: null,
+        })
+        payloadJson.set(stored, dataJson)
       }
-      this.push({ join_ref: channel.joinRef, ref: null, topic: channel.topic, event: 'postgres_changes', payload: { ids, data } })
+      if (this.isClosed) return
+      // the payload's data is the same for every socket: serialised once, put in each frame as it is
+      const payload = `{"ids":${JSON.stringify(ids)},"data":${dataJson}}`
+      const joinRef = JSON.stringify(channel.joinRef)
+      const topic = JSON.stringify(channel.topic)
+      this.peer.send(this.serializer === '2.0.0'
+        ? `[${joinRef},null,${topic},"postgres_changes",${payload}]`
+        : `{"join_ref":${joinRef},"ref":null,"topic":${topic},"event":"postgres_changes","payload":${payload}}`)
     }
-  }
-
-  private columnCache = new Map<string, { name: string, type: string }[]>()
-  private columnsOf(table: string) {
-    let columns = this.columnCache.get(table)
-    if (!columns) {
-      columns = (tableColumns.get(table) ?? []).map(c => ({ name: c.name, type: columnType(c.type) }))
-      this.columnCache.set(table, columns)
-    }
-    return columns
   }
 
   private stopIfIdle() {
@@ -355,6 +355,12 @@ export class RealtimeSocket {
 
 /** The domain tables' columns, kept from the registry for the payloads' `columns`. */
 const tableColumns = new Map<string, TableInfo['columns']>()
+/** Each event's `data` JSON, made once for all the sockets it goes to. */
+const payloadJson = new WeakMap<StoredEvent, string>()
+
+function columnsOf(table: string) {
+  return (tableColumns.get(table) ?? []).map(c => ({ name: c.name, type: columnType(c.type) }))
+}
 
 /** Loads the registry's columns once (the registry itself is read at start). */
 export async function loadRealtimeColumns(): Promise<void> {

@@ -21,8 +21,13 @@ export function heartbeatMs(): number {
  * listeners of that type), else a plain message (onmessage gets every one).
  */
 export function sseMessage(event: ChangeEvent, typed = true): string {
-  return `id: ${event.id}\n${typed ? `event: ${event.type}\n` : ''}data: ${JSON.stringify(event)}\n\n`
+  let json = serialized.get(event)
+  if (json === undefined) serialized.set(event, json = JSON.stringify(event))
+  return `id: ${event.id}\n${typed ? `event: ${event.type}\n` : ''}data: ${json}\n\n`
 }
+
+/** Each event's JSON, made once for all the streams it goes to (the hub hands them the same object). */
+const serialized = new WeakMap<ChangeEvent, string>()
 
 /**
  * Where a stream starts: `Last-Event-ID` (a reconnecting EventSource sends it) before `after`,
