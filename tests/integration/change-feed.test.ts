@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { appWithTeamForFile } from '../support/file-hooks'
 import type { TestApp } from '../support/app'
-import { KeyClient, keyClientFor, type TeamFixture } from '../support/http'
+import { KeyClient, addMember, keyClientFor, signUp, type TeamFixture } from '../support/http'
 import { EventSource } from 'eventsource'
 import { openEventStream, type OpenStream } from '../support/event-stream'
 import { waitFor } from '../support/wait'
@@ -232,5 +232,18 @@ describe('GET /api/teams/{teamId}/events/stream (the live pages)', () => {
 
     expect((await team.outsider.get(`/api/teams/${team.teamId}/events/stream`)).status).toBe(404)
     expect((await team.anonymous.get(`/api/teams/${team.teamId}/events/stream`)).status).toBe(401)
+  })
+
+  it('ends a member\'s stream when they leave the team', async () => {
+    const leaver = await signUp(app, { name: 'Lee Leaver' })
+    await addMember(app, team.teamId, leaver, 'member')
+    const source = new EventSource(`${app.url}/api/teams/${team.teamId}/events/stream`, {
+      fetch: (input, init) => fetch(input, { ...init, headers: { ...init.headers, cookie: leaver.cookie } }),
+    })
+    await new Promise(resolve => (source.onopen = resolve))
+    await app.db.query('delete from public.team_members where team_id = $1 and user_id = $2', [team.teamId, leaver.user!.id])
+    // the stream ends; EventSource tries again, is refused (404) and gives up
+    await waitFor('the stream to close for good', () => source.readyState === EventSource.CLOSED)
+    source.close()
   })
 })
