@@ -99,4 +99,15 @@ describe('the cursor', () => {
     await waitFor('the event on the other process', () => live.messages.length >= 1)
     expect(live.messages[0]).toMatchObject({ type: 'tasks.created', data: { data: { id: created.body.id, title: 'Across processes' } } })
   })
+
+  it('counts a key\'s open streams across processes: 10 in all, the 11th is a 429 on either', async () => {
+    const tenKey = (await owner.post(`/api/teams/${teamId}/api-keys`, { name: 'Ten across' })).body.key
+    const open = Array.from({ length: 10 }, (_, i) => openEventStream(`${(i % 2 ? second : first).url}/api/v1/events/stream`, tenKey, types))
+    streams.push(...open)
+    await waitFor('ten streams open', () => open.every(s => s.raw().includes(': connected')))
+    for (const app of [first, second]) {
+      const refused = await new KeyClient(app, tenKey).get('/api/v1/events/stream')
+      expect(refused.status).toBe(429)
+    }
+  })
 })

@@ -6,7 +6,7 @@ import type { ChangeEvent } from '#shared/types/changes'
 import { scopeAllows } from '#shared/utils/api-keys'
 import type { AuthenticatedKey } from '../api-keys'
 import { feedStart, isEventId, readTeamEvents, type StoredEvent } from './feed'
-import { admitKeyConnection, type KeyConnection } from './key-watch'
+import { admitKeyStream, type KeyConnection } from './key-watch'
 import { openEventStream, streamStart } from './sse'
 
 const typePattern = /^([a-z_][a-z0-9_]{0,62})\.(created|updated|deleted)$/
@@ -57,10 +57,9 @@ export async function streamKeyEvents(event: H3Event, apiKey: AuthenticatedKey, 
   const connection: KeyConnection = {
     keyId: apiKey.id,
     scopes: apiKey.scopes,
-    kind: 'stream',
     close: () => {},
   }
-  const release = admitKeyConnection(connection)
+  const release = await admitKeyStream(connection)
   const accepts = (stored: StoredEvent) => registry.has(stored.table) && scopeAllows(connection.scopes, stored.table, 'read')
     && (!types || types.includes(stored.event.type))
   tables = tables.filter(table => registry.has(table))

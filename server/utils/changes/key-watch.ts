@@ -1,7 +1,8 @@
-// The open streams and sockets of API keys on this instance: at most a few per key, and closed
-// when their key is revoked or expires. A change to a key notifies api_key_changed (the key
+// The open streams and sockets of API keys: streams limited per key across instances (a lease
+// table in Postgres), and both closed when their key is revoked or expires. A change to a key notifies api_key_changed (the key
 // cache's notification); the key is checked again at once, and every open key is checked every
 // few seconds in one statement in case a notification was lost.
+import { randomUUID } from 'node:crypto'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import { listen } from '../notifications'
 
@@ -15,8 +16,6 @@ export interface KeyConnection {
   keyId: string
   /** The key's scopes, kept current when they change. */
   scopes: ApiKeyScopes
-  /** Which limit it counts against: streams are limited per key, sockets are not. */
-  kind: 'stream' | 'socket'
   close(reason: string): void
 }
 
@@ -55,19 +54,73 @@ async function check(keyIds: string[]) {
   }
 }
 
-/** Registers a connection of a key; 429 when it is a stream and the key holds the most already. Returns its release. */
+/** Registers a socket of a key (sockets are not limited). Returns its release. */
 export function admitKeyConnection(connection: KeyConnection): () => void {
   start()
   let set = byKey.get(connection.keyId)
-  const streams = [...set ?? []].filter(open => open.kind === 'stream').length
-  if (connection.kind === 'stream' && streams >= maxStreamsPerKey) {
-    throw createError({ statusCode: 429, statusMessage: `This API key has ${maxStreamsPerKey} event streams open already; close one first`, data: { code: 'too_many_streams' } })
-  }
   if (!set) byKey.set(connection.keyId, set = new Set())
   set.add(connection)
   return () => {
     const current = byKey.get(connection.keyId)
     current?.delete(connection)
     if (current?.size === 0) byKey.delete(connection.keyId)
+  }
+}
+
+/** This instance, as the stream leases name it. */
+const instanceId = randomUUID()
+/** A lease not renewed for this long is free (its instance is gone). */
+const leaseSeconds = 15
+const renewIntervalMs = 5_000
+let renewing: ReturnType<typeof setInterval> | undefined
+
+function renewLeases() {
+  void useDb()
+    .then(db => db.query('update public.event_stream_leases set renewed_at = now() where instance_id = $1', [instanceId]))
+    .catch(error => console.error('[changes] could not renew the event stream leases:', (error as Error).message))
+}
+
+/**
+ * Registers an event stream of a key: it takes one of the key's 10 slots, shared by every
+ * instance (429 when all are held). Returns its release.
+ */
+export async function admitKeyStream(connection: KeyConnection): Promise<() => void> {
+  const db = await useDb()
+  const streamId = randomUUID()
+  let slot: number | undefined
+  // two streams opening at once may pick the same free slot: the loser looks again
+  for (let attempt = 0; attempt < 3 && slot === undefined; attempt++) {
+    const { rows } = await db.query<{ slot: number }>(
+      `insert into public.event_stream_leases (key_id, slot, stream_id, instance_id)
+       select $1, s, $2, $3 from generate_series(0, $4::int - 1) s
+       where not exists (select 1 from public.event_stream_leases l
+                         where l.key_id = $1 and l.slot = s and l.renewed_at >= now() - make_interval(secs => $5))
+       order by s limit 1
+       on conflict (key_id, slot) do update
+         set stream_id = excluded.stream_id, instance_id = excluded.instance_id, renewed_at = now()
+         where event_stream_leases.renewed_at < now() - make_interval(secs => $5)
+       returning slot`,
+      [connection.keyId, streamId, instanceId, maxStreamsPerKey, leaseSeconds],
+    )
+    slot = rows[0]?.slot
+    if (slot === undefined) {
+      const { rows: held } = await db.query<{ n: number }>(
+        `select count(*)::int as n from public.event_stream_leases where key_id = $1 and renewed_at >= now() - make_interval(secs => $2)`,
+        [connection.keyId, leaseSeconds],
+      )
+      if ((held[0]?.n ?? 0) >= maxStreamsPerKey) break
+    }
+  }
+  if (slot === undefined) {
+    throw createError({ statusCode: 429, statusMessage: `This API key has ${maxStreamsPerKey} event streams open already; close one first`, data: { code: 'too_many_streams' } })
+  }
+  renewing ??= setInterval(renewLeases, renewIntervalMs)
+  renewing.unref()
+  const release = admitKeyConnection(connection)
+  const heldSlot = slot
+  return () => {
+    release()
+    db.query('delete from public.event_stream_leases where key_id = $1 and slot = $2 and stream_id = $3', [connection.keyId, heldSlot, streamId])
+      .catch(error => console.error('[changes] could not release an event stream lease:', (error as Error).message))
   }
 }

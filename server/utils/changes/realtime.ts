@@ -171,7 +171,7 @@ export class RealtimeSocket {
     private readonly keyError: string | null,
   ) {
     if (key) {
-      this.connection = { keyId: key.id, scopes: key.scopes, kind: 'socket', close: reason => this.shut(reason) }
+      this.connection = { keyId: key.id, scopes: key.scopes, close: reason => this.shut(reason) }
       this.release = admitKeyConnection(this.connection)
     }
   }
@@ -266,7 +266,7 @@ export class RealtimeSocket {
     this.tokenInUse = token
     this.release?.()
     this.key = found
-    this.connection = { keyId: found.id, scopes: found.scopes, kind: 'socket', close: reason => this.shut(reason) }
+    this.connection = { keyId: found.id, scopes: found.scopes, close: reason => this.shut(reason) }
     this.release = admitKeyConnection(this.connection)
     return null
   }
