@@ -87,10 +87,10 @@ function renewLeases() {
 export async function admitKeyStream(connection: KeyConnection): Promise<() => void> {
   const db = await useDb()
   const streamId = randomUUID()
-  let slot: number | undefined
-  // two streams opening at once may pick the same free slot: the loser looks again
-  for (let attempt = 0; attempt < 3 && slot === undefined; attempt++) {
-    const { rows } = await db.query<{ slot: number }>(
+  // the key's streams open one at a time (an advisory lock of the key), so two never take one slot
+  const slot = await db.transaction(async (tx) => {
+    await tx.query(`select pg_advisory_xact_lock(hashtext('event_stream:' || $1))`, [connection.keyId])
+    const { rows } = await tx.query<{ slot: number }>(
       `insert into public.event_stream_leases (key_id, slot, stream_id, instance_id)
        select $1, s, $2, $3 from generate_series(0, $4::int - 1) s
        where not exists (select 1 from public.event_stream_leases l
@@ -98,19 +98,11 @@ export async function admitKeyStream(connection: KeyConnection): Promise<() => v
        order by s limit 1
        on conflict (key_id, slot) do update
          set stream_id = excluded.stream_id, instance_id = excluded.instance_id, renewed_at = now()
-         where event_stream_leases.renewed_at < now() - make_interval(secs => $5)
        returning slot`,
       [connection.keyId, streamId, instanceId, maxStreamsPerKey, leaseSeconds],
     )
-    slot = rows[0]?.slot
-    if (slot === undefined) {
-      const { rows: held } = await db.query<{ n: number }>(
-        `select count(*)::int as n from public.event_stream_leases where key_id = $1 and renewed_at >= now() - make_interval(secs => $2)`,
-        [connection.keyId, leaseSeconds],
-      )
-      if ((held[0]?.n ?? 0) >= maxStreamsPerKey) break
-    }
-  }
+    return rows[0]?.slot
+  })
   if (slot === undefined) {
     throw createError({ statusCode: 429, statusMessage: `This API key has ${maxStreamsPerKey} event streams open already; close one first`, data: { code: 'too_many_streams' } })
   }
