@@ -79,8 +79,18 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
     }
     resolveEnded()
   }
+  let isCorked = false
   const write = (text: string) => {
     if (isEnded) return
+    // what one hub read hands out in the same tick goes to the socket in one write
+    if (!isCorked) {
+      isCorked = true
+      res.cork()
+      process.nextTick(() => {
+        isCorked = false
+        res.uncork()
+      })
+    }
     res.write(text)
     if (res.writableLength > maxBufferedBytes) end('The client reads too slowly; resume with Last-Event-ID')
   }
