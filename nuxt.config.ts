@@ -79,6 +79,7 @@ export default defineNuxtConfig({
         output?: { dir?: string }
         externals?: { traceInclude?: string[] }
         compressPublicAssets?: boolean | { gzip?: boolean, brotli?: boolean }
+        experimental?: { websocket?: boolean }
       }
       const existing = nitroConfig.errorHandler
       nitroConfig.errorHandler = ['~~/server/error', ...(Array.isArray(existing) ? existing : existing ? [existing] : [])]
@@ -87,6 +88,8 @@ export default defineNuxtConfig({
       // the client's files are stored gzip- and brotli-compressed beside the originals, and served
       // compressed to browsers that accept it (the entry chunk is about a quarter of its size)
       nitroConfig.compressPublicAssets = { gzip: true, brotli: true }
+      // WebSocket routes (crossws): supabase-js's realtime socket, server/routes/realtime/v1/websocket.ts
+      nitroConfig.experimental = { ...nitroConfig.experimental, websocket: true }
       if (buildRoot) nitroConfig.output = { ...nitroConfig.output, dir: `${buildRoot}/output` }
       // the chat's SQL parser loads its .wasm from beside its script, which file tracing cannot see
       nitroConfig.externals = {

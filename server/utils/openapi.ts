@@ -297,6 +297,8 @@ export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: stri
   }
   Object.assign(schemas, webhookEndpointSchemas())
   paths = { ...paths, ...webhookEndpointPaths(scopes) }
+  schemas.change_event = changeEventSchema()
+  paths = { ...paths, ...changeFeedPaths() }
   return {
     openapi: '3.1.0',
     info: {
@@ -383,6 +385,67 @@ function webhookEndpointPaths(scopes?: ApiKeyScopes): Record<string, unknown> {
             delete: { operationId: 'delete_webhook_endpoint', tags: tag, parameters: [idParameter], summary: 'Unsubscribe: delete the endpoint and its deliveries', responses: { 204: { description: 'Deleted', headers: rateLimitHeaders }, 404: notFound, ...common } },
           }
         : {}),
+    },
+  }
+}
+
+/** One event of the change feed: the webhook payload's type and data, with who and from where. */
+function changeEventSchema(): JsonSchema {
+  return {
+    type: 'object',
+    description: 'A record event: the same type and data as the webhook payloads',
+    properties: {
+      id: { type: 'string', description: 'Opaque; ids sort in the feed\'s order. Pass it as after (or Last-Event-ID) to continue from here' },
+      type: { type: 'string', description: '<table>.created, <table>.updated or <table>.deleted' },
+      created_at: { type: 'string', format: 'date-time' },
+      data: { type: 'object', description: 'The record\'s columns; an update adds previous, the old values of the columns it changed', additionalProperties: true },
+      actor_id: { type: ['string', 'null'], format: 'uuid', description: 'Who made the change (a key\'s creator for the API)' },
+      source: { type: 'string', enum: ['web', 'api', 'chat', 'mcp', 'system'] },
+    },
+    required: ['id', 'type', 'created_at', 'data', 'actor_id', 'source'],
+  }
+}
+
+/** GET /api/v1/events and its stream: the key\'s team\'s record events of the tables it may read. */
+function changeFeedPaths(): Record<string, unknown> {
+  const tag = ['events']
+  const common = {
+    400: errorResponse('A malformed after, types or limit'),
+    401: errorResponse('No key, or an unknown, revoked or expired one', { 'WWW-Authenticate': header('Bearer') }),
+    429: errorResponse('Over the key\'s rate limit (or, for the stream, 10 streams of the key open already)', { 'Retry-After': header('Seconds to wait', { type: 'integer' }) }),
+  }
+  const after = parameter('after', 'query', 'Continue after this event id (0: from the oldest kept). Never skips an event: one is listed only once every transaction that could precede it has ended')
+  const types = parameter('types', 'query', 'Only these event types, comma-separated: tasks.created,tasks.updated')
+  return {
+    '/api/v1/events': {
+      get: {
+        operationId: 'list_events',
+        tags: tag,
+        summary: 'Record events, oldest first',
+        description: 'The events of the tables the key may read, kept as long as the team\'s activity log. Follow the Link header (rel="next") to continue; an empty page means nothing new yet.',
+        parameters: [after, types, parameter('limit', 'query', 'Events per page, 1 to 100 (default 50)', { type: 'integer', minimum: 1, maximum: 100, default: 50 })],
+        responses: {
+          200: {
+            description: 'The events after the cursor',
+            headers: { ...rateLimitHeaders, Link: header('<...>; rel="next": the next page') },
+            content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/change_event' } } } },
+          },
+          ...common,
+        },
+      },
+    },
+    '/api/v1/events/stream': {
+      get: {
+        operationId: 'stream_events',
+        tags: tag,
+        summary: 'Record events as Server-Sent Events',
+        description: 'Replays the events after Last-Event-ID (or after), then sends each new one as it commits: id: the event id, event: its type, data: the event JSON. A comment every 15 s keeps it open. At most 10 open streams per key; the stream ends when the key is revoked.',
+        parameters: [after, types, parameter('Last-Event-ID', 'header', 'Resume after this event id (what EventSource sends when it reconnects); wins over after')],
+        responses: {
+          200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+          ...common,
+        },
+      },
     },
   }
 }

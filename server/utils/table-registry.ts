@@ -35,6 +35,8 @@ export interface TableInfo {
 const systemTables = new Set([
   'teams', 'profiles', 'team_members', 'invitations', 'api_keys', 'rate_limits', 'schema_migrations',
   'activity_log', 'chats', 'chat_messages',
+  // /api/v1/events is the change feed, never a table's routes
+  'events', 'record_events',
 ])
 const isSystemTable = (name: string) => systemTables.has(name) || name.startsWith('webhook_')
 

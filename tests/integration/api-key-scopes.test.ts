@@ -126,7 +126,7 @@ describe('key scopes', () => {
     const scoped = (await tasksOnly.get('/api/v1/openapi.json')).body
     expect(operations(scoped)).toEqual([
       'create_tasks', 'delete_tasks', 'delete_tasks_where', 'get_projects', 'get_tasks', 'head_projects', 'head_tasks',
-      'list_projects', 'list_tasks', 'update_tasks', 'update_tasks_where',
+      'list_events', 'list_projects', 'list_tasks', 'stream_events', 'update_tasks', 'update_tasks_where',
     ])
     expect(Object.keys(scoped.components.schemas)).not.toContain('projects_create')
     expect(Object.keys(scoped.components.schemas)).not.toContain('notes')

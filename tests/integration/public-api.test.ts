@@ -239,6 +239,7 @@ describe('GET /api/v1/openapi.json', () => {
     expect(answer.body.openapi).toBe('3.1.0')
     expect(answer.body.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }))
     expect(Object.keys(answer.body.paths).sort()).toEqual([
+      '/api/v1/events', '/api/v1/events/stream',
       '/api/v1/notes', '/api/v1/notes/{id}', '/api/v1/projects', '/api/v1/projects/{id}', '/api/v1/tasks', '/api/v1/tasks/{id}',
       '/api/v1/webhook-endpoints', '/api/v1/webhook-endpoints/{id}',
     ])

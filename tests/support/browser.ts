@@ -1,4 +1,4 @@
-import { test, type Page } from '@playwright/test'
+import { expect, test, type Page, type Request } from '@playwright/test'
 import { startApp, type TestApp } from './app'
 import { addMember, createTeam, signUp, type Client } from './http'
 
@@ -17,11 +17,37 @@ export function appForSpec(use: (app: TestApp) => void, env: Record<string, stri
   })
 }
 
-/** Opens a page of the app and waits until Vue has hydrated it, so that typing is not lost. */
+/** The live pages' event stream stays open: it never counts as a request in flight. */
+const isEventStream = (request: Request) => request.url().includes('/events/stream')
+
+/**
+ * Opens a page of the app and waits until Vue has hydrated it and no request is in flight for
+ * 500 ms (Playwright's networkidle, except that the live pages' event stream, always open, is not
+ * counted), so that typing is not lost.
+ */
 export async function openPage(page: Page, baseUrl: string, path: string) {
-  await page.goto(`${baseUrl}${path}`)
-  await page.waitForLoadState('networkidle')
-  await page.waitForFunction(() => Boolean((document.querySelector('#__nuxt') as { __vue_app__?: unknown } | null)?.__vue_app__))
+  const inFlight = new Set<Request>()
+  const started = (request: Request) => {
+    if (!isEventStream(request)) inFlight.add(request)
+  }
+  const ended = (request: Request) => inFlight.delete(request)
+  page.on('request', started)
+  page.on('requestfinished', ended)
+  page.on('requestfailed', ended)
+  try {
+    await page.goto(`${baseUrl}${path}`)
+    let quietSince = Date.now()
+    await expect.poll(() => {
+      if (inFlight.size) quietSince = Date.now()
+      return Date.now() - quietSince
+    }, { timeout: 30_000, intervals: [50] }).toBeGreaterThanOrEqual(500)
+    await page.waitForFunction(() => Boolean((document.querySelector('#__nuxt') as { __vue_app__?: unknown } | null)?.__vue_app__))
+  }
+  finally {
+    page.off('request', started)
+    page.off('requestfinished', ended)
+    page.off('requestfailed', ended)
+  }
 }
 
 /** Signs in through the sign-in form, which then goes to `redirect`. */

@@ -1,0 +1,7 @@
+import { FeedQuery, streamKeyEvents } from '~~/server/utils/changes/key-feed'
+
+export default definePublicApiHandler(async (event) => {
+  const { apiKey } = await authApiKey(event)
+  const query = readValidQuery(event, FeedQuery)
+  await streamKeyEvents(event, apiKey, query)
+})

@@ -1,0 +1,144 @@
+// The change feed: record events read in commit-safe order. An event is listed only once its
+// transaction is below the reader's snapshot xmin (every earlier transaction has ended), so the
+// listed events are a prefix of the final order and a cursor never passes one that commits later.
+import type { ChangeEvent, ChangeSource } from '#shared/types/changes'
+import type { Queryable } from '../db-drivers'
+
+/** An event with what the server needs to route it: its team and table. */
+export interface StoredEvent {
+  teamId: string
+  table: string
+  event: ChangeEvent
+}
+
+/** The feed's position of an event, as the two numbers the SQL compares. */
+interface Position {
+  xid: string
+  seq: string
+}
+
+const idPattern = /^[0-9a-f]{32}$/
+
+/** The event id of a position: 16 hex digits of the transaction, 16 of the sequence; ids sort as the feed does. */
+function eventId(xid: string, seq: string): string {
+  return BigInt(xid).toString(16).padStart(16, '0') + BigInt(seq).toString(16).padStart(16, '0')
+}
+
+/** Whether a string is an event id this feed hands out. */
+export function isEventId(id: string): boolean {
+  return idPattern.test(id)
+}
+
+function position(id: string): Position {
+  return { xid: BigInt(`0x${id.slice(0, 16)}`).toString(), seq: BigInt(`0x${id.slice(16)}`).toString() }
+}
+
+/** The id before every event. */
+export const feedStart = '0'.repeat(32)
+
+interface EventRow {
+  xid: string
+  seq: string
+  team_id: string
+  table_name: string
+  type: string
+  created_at: string
+  data: Record<string, unknown>
+  actor_id: string | null
+  source: ChangeSource
+  ready: boolean
+}
+
+const columns = `e.xid::text as xid, e.id::text as seq, e.team_id, e.table_name, e.type, e.created_at, e.data, e.actor_id, e.source`
+
+function toStored(row: EventRow): StoredEvent {
+  return {
+    teamId: row.team_id,
+    table: row.table_name,
+    event: { id: eventId(row.xid, row.seq), type: row.type, created_at: row.created_at, data: row.data, actor_id: row.actor_id, source: row.source },
+  }
+}
+
+export interface TeamEventsQuery {
+  /** Events after this id (feedStart: from the oldest kept). */
+  after: string
+  /** The tables whose events may be listed. */
+  tables: string[]
+  /** Only these types, when given. */
+  types?: string[]
+  limit: number
+}
+
+/** A team's listable events after the cursor, oldest first, of the given tables (and types). */
+export async function readTeamEvents(db: Queryable, teamId: string, query: TeamEventsQuery): Promise<StoredEvent[]> {
+  const after = position(query.after)
+  const { rows } = await db.query<EventRow>(
+    `select ${columns}
+     from public.record_events e
+     where e.team_id = $1 and (e.xid, e.id) > ($2::text::xid8, $3::bigint)
+       and e.xid < pg_snapshot_xmin(pg_current_snapshot())
+       and e.table_name = any ($4::text[])
+       and ($5::text[] is null or e.type = any ($5::text[]))
+     order by e.xid, e.id
+     limit $6`,
+    [teamId, after.xid, after.seq, query.tables, query.types ?? null, query.limit],
+    { prepare: true, isoTimestamps: true },
+  )
+  return rows.map(toStored)
+}
+
+/** The id of the last listable event of every team (feedStart when there is none): where "from now" begins. */
+export async function latestEventId(db: Queryable): Promise<string> {
+  const { rows } = await db.query<{ xid: string, seq: string }>(
+    `select e.xid::text as xid, e.id::text as seq from public.record_events e
+     where e.xid < pg_snapshot_xmin(pg_current_snapshot())
+     order by e.xid desc, e.id desc limit 1`,
+    [],
+    { prepare: true },
+  )
+  return rows[0] ? eventId(rows[0].xid, rows[0].seq) : feedStart
+}
+
+/**
+ * Every team's events after the cursor, oldest first, up to `limit`: the listable ones, and
+ * whether a committed event is waiting behind a transaction still open (read again soon).
+ */
+export async function readAllEvents(db: Queryable, after: string, limit: number): Promise<{ events: StoredEvent[], waiting: boolean }> {
+  const from = position(after)
+  const { rows } = await db.query<EventRow>(
+    `select ${columns}, e.xid < s.xmin as ready
+     from public.record_events e, (select pg_snapshot_xmin(pg_current_snapshot()) as xmin) s
+     where (e.xid, e.id) > ($1::text::xid8, $2::bigint)
+     order by e.xid, e.id
+     limit $3`,
+    [from.xid, from.seq, limit],
+    { prepare: true, isoTimestamps: true },
+  )
+  const ready = rows.filter(row => row.ready)
+  return { events: ready.map(toStored), waiting: ready.length < rows.length }
+}
+
+/**
+ * Deletes the events older than their team's activity retention (teams without one keep them),
+ * in batches, under an advisory lock so that one instance purges at a time.
+ */
+export async function purgeExpiredEvents(db: { transaction: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T> }, batchSize = 10_000): Promise<number> {
+  let total = 0
+  for (;;) {
+    const deleted = await db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ locked: boolean }>(`select pg_try_advisory_xact_lock(hashtext('record_events_retention')) as locked`)
+      if (!rows[0]?.locked) return 0
+      const { rowCount } = await tx.query(
+        `delete from public.record_events where id in (
+           select e.id from public.record_events e join public.teams t on t.id = e.team_id
+           where t.activity_retention_days is not null
+             and e.created_at < now() - make_interval(days => t.activity_retention_days)
+           limit $1)`,
+        [batchSize],
+      )
+      return rowCount
+    })
+    total += deleted
+    if (deleted < batchSize) return total
+  }
+}

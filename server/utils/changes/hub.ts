@@ -1,0 +1,161 @@
+// One change hub per instance: it follows every team's events with one cursor, woken by the
+// `record_events` notification a committing write sends (one LISTEN connection per instance,
+// server/utils/notifications.ts), and hands each event to the followers of its team from memory.
+// No subscriber ever queries on its own behalf after its replay.
+import type { Database } from '../db-drivers'
+import { listen, onReconnect } from '../notifications'
+import { latestEventId, readAllEvents, readTeamEvents, type StoredEvent } from './feed'
+
+/** How many events one read takes. */
+const pageSize = 500
+/** A committed event waits behind a transaction still open: look again after this long. */
+const waitingRetryMs = 10
+/** Without a notification (lost, or the connection down) the hub still looks this often. */
+const fallbackPollMs = 1_000
+
+/** Something following one team's events: the hub offers it each of them, in order. */
+export interface Follower {
+  teamId: string
+  offer(stored: StoredEvent): void
+}
+
+const followersByTeam = new Map<string, Set<Follower>>()
+let db: Database | undefined
+let cursor = ''
+let started: Promise<void> | undefined
+let isReading = false
+let isWakeQueued = false
+let retryTimer: ReturnType<typeof setTimeout> | undefined
+
+function start(): Promise<void> {
+  started ??= (async () => {
+    db = await useDb()
+    cursor = await latestEventId(db)
+    onReconnect(wake)
+    await listen('record_events', wake)
+    setInterval(wake, fallbackPollMs).unref()
+  })()
+  return started
+}
+
+/** Reads what is new and fans it out; a wake during a read makes one more read after it. */
+function wake(): void {
+  if (!db) return
+  if (isReading) {
+    isWakeQueued = true
+    return
+  }
+  isReading = true
+  void read(db).finally(() => {
+    isReading = false
+    if (isWakeQueued) {
+      isWakeQueued = false
+      wake()
+    }
+  })
+}
+
+async function read(database: Database): Promise<void> {
+  try {
+    for (;;) {
+      const { events, waiting } = await readAllEvents(database, cursor, pageSize)
+      for (const stored of events) {
+        cursor = stored.event.id
+        for (const follower of followersByTeam.get(stored.teamId) ?? []) {
+          try {
+            follower.offer(stored)
+          }
+          catch (error) {
+            console.error('[changes] a follower failed:', (error as Error).message)
+          }
+        }
+      }
+      if (events.length === pageSize) continue
+      if (waiting && !retryTimer) {
+        retryTimer = setTimeout(() => {
+          retryTimer = undefined
+          wake()
+        }, waitingRetryMs)
+      }
+      return
+    }
+  }
+  catch (error) {
+    console.error('[changes] could not read new events:', (error as Error).message)
+  }
+}
+
+export interface FollowOptions {
+  teamId: string
+  /** Replay the events after this id first; null: from now on. */
+  after: string | null
+  /** The tables and types the replay reads (the same that `accepts` allows). */
+  tables: () => string[]
+  types?: string[]
+  /** Whether this follower gets an event (its tables, types and any filter of its own). */
+  accepts: (stored: StoredEvent) => boolean
+  send: (stored: StoredEvent) => void
+}
+
+/** A follower's handle: its last event id, and how it stops. */
+export interface Following {
+  readonly lastId: () => string
+  stop(): void
+}
+
+/**
+ * Follows a team: replays the events after `after` from the database, then gets the hub's as they
+ * come. The follower joins the hub before its replay reads, and keeps what the hub offers meanwhile;
+ * anything at or before the replay's last event is dropped, so nothing is missed or sent twice.
+ */
+export async function follow(options: FollowOptions): Promise<Following> {
+  await start()
+  const database = db!
+  let isReplaying = true
+  let isStopped = false
+  let last = ''
+  const held: StoredEvent[] = []
+  const pass = (stored: StoredEvent) => {
+    if (stored.event.id <= last) return
+    last = stored.event.id
+    if (options.accepts(stored)) options.send(stored)
+  }
+  const follower: Follower = {
+    teamId: options.teamId,
+    offer: stored => isReplaying ? held.push(stored) : pass(stored),
+  }
+  let team = followersByTeam.get(options.teamId)
+  if (!team) followersByTeam.set(options.teamId, team = new Set())
+  team.add(follower)
+  const stop = () => {
+    isStopped = true
+    const set = followersByTeam.get(options.teamId)
+    set?.delete(follower)
+    if (set?.size === 0) followersByTeam.delete(options.teamId)
+  }
+  try {
+    last = options.after ?? await latestEventId(database)
+    for (;;) {
+      const page = await readTeamEvents(database, options.teamId, { after: last, tables: options.tables(), types: options.types, limit: 100 })
+      for (const stored of page) {
+        if (isStopped) return { lastId: () => last, stop }
+        pass(stored)
+      }
+      if (page.length < 100) break
+    }
+  }
+  catch (error) {
+    stop()
+    throw error
+  }
+  isReplaying = false
+  for (const stored of held.splice(0)) pass(stored)
+  return { lastId: () => last, stop }
+}
+
+/** Open followers on this instance (for /metrics and the benchmark). */
+export function followerCount(): number {
+  let count = 0
+  for (const set of followersByTeam.values()) count += set.size
+  return count
+}
