@@ -6,6 +6,7 @@ import type { AuthenticatedKey } from './api-keys'
 import type { AuditedClient } from './audited-client'
 import type { TableInfo } from './table-registry'
 import type { DataRecord } from '#shared/types/data'
+import { withRequestId } from './api-log/recorder'
 
 /** Whether a request path (or URL from its path on) is the public API's: `/api/v1/…`, and `/rest/v1/…` where PostgREST clients look for it. */
 export function isPublicApiPath(path: string): boolean {
@@ -64,7 +65,7 @@ export function definePublicApiHandler<T>(handler: (event: H3Event<EventHandlerR
       if (error.statusCode === 401) setResponseHeader(event, 'www-authenticate', 'Bearer')
       // an error is JSON whatever the Accept asked for
       setResponseHeader(event, 'content-type', 'application/json')
-      return apiErrorBody(error.statusCode, error.statusMessage || error.message, error.data)
+      return withRequestId(event, apiErrorBody(error.statusCode, error.statusMessage || error.message, error.data))
     }
   })
 }
