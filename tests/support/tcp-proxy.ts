@@ -1,5 +1,4 @@
-import { createServer, connect, type Socket } from 'node:net'
-import type { AddressInfo } from 'node:net'
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net'
 
 export interface StallingProxy {
   /** The proxy's port on 127.0.0.1. */
