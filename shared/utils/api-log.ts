@@ -83,6 +83,8 @@ export interface ApiUsageBucketRow {
 
 export interface ApiUsage {
   buckets: ApiUsageBucketRow[]
+  /** The whole range: its counts, and p50/p95 over every request in it. */
+  totals: Omit<ApiUsageBucketRow, 'start'>
 }
 
 /** The columns of the export, in order. */

@@ -170,7 +170,26 @@ export async function apiUsage(client: AuditedClient, query: z.output<typeof Api
     bucket.row.server_errors += row.server_errors
     addHistogram(bucket.latency, row.latency_buckets)
   }
+  const all = emptyHistogram()
+  const totals = { requests: 0, ok: 0, client_errors: 0, rate_limited: 0, server_errors: 0 }
+  for (const { row, latency } of buckets.values()) {
+    addHistogram(all, latency)
+    for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += row[key]
+  }
   return {
     buckets: [...buckets.values()].map(({ row, latency }) => ({ ...row, p50_ms: histogramQuantile(latency, 0.5), p95_ms: histogramQuantile(latency, 0.95) })),
+    totals: { ...totals, p50_ms: histogramQuantile(all, 0.5), p95_ms: histogramQuantile(all, 0.95) },
   }
+}
+
+/** Each of the team's keys' requests over the last 24 hours (from the per-hour rollups), by key id. */
+export async function keyRequestsLastDay(client: AuditedClient): Promise<Record<string, number>> {
+  const { rows } = await client.read<{ api_key_id: string, requests: number }>(
+    `select u.api_key_id, sum(u.requests)::int as requests from public.api_usage u
+     where u.team_id = $1 and u.period = 'hour' and u.start >= date_trunc('hour', now()) - interval '23 hours'
+       and u.api_key_id is not null
+     group by u.api_key_id`,
+    [requireTeam(client)],
+  )
+  return Object.fromEntries(rows.map(row => [row.api_key_id, row.requests]))
 }
