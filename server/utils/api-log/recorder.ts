@@ -68,9 +68,12 @@ export function apiLogSource(url: string): ApiLogSource | undefined {
   return undefined
 }
 
-/** Whether entries are recorded (API_LOG=off turns recording off; Request-Id stays). */
+let isRecording: boolean | undefined
+
+/** Whether entries are recorded (API_LOG=off turns recording off; Request-Id stays); read once. */
 export function isRecordingApiLog(): boolean {
-  return setting('apiLog') !== 'off'
+  isRecording ??= setting('apiLog') !== 'off'
+  return isRecording
 }
 
 type Sink = (record: ApiLogRecord) => void
