@@ -106,7 +106,9 @@ const writeSql = `with entries as (
   select 1`
 
 async function writeBatch(db: Database, batch: ApiLogRecord[]): Promise<void> {
-  const days = new Set(batch.map(entry => new Date(entry.at).toISOString().slice(0, 10)))
+  // the next day's partition too, made ahead: creating one locks the table a moment, better not at midnight
+  const newest = batch.reduce((latest, entry) => Math.max(latest, entry.at), 0)
+  const days = new Set([...batch.map(entry => entry.at), newest + 86_400_000].map(at => new Date(at).toISOString().slice(0, 10)))
   for (const day of days) {
     if (knownDays.has(day)) continue
     await db.query('select public.api_log_ensure_partition($1::date)', [day])
