@@ -35,6 +35,7 @@ const pages: PageCase[] = [
   { path: () => '/app/settings/members', role: 'owner' },
   { path: () => '/app/settings/members', role: 'member' },
   { path: () => '/app/settings/api-keys', role: 'owner' },
+  { path: () => '/app/settings/api-log', role: 'owner' },
   { path: () => '/app/data/tasks', role: 'owner' },
   { path: () => '/app/data/tasks/new', role: 'owner' },
   { path: seed => `/app/data/tasks/${seed.taskId}`, role: 'owner' },
