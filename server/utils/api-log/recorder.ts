@@ -65,6 +65,7 @@ export function apiLogSource(url: string): ApiLogSource | undefined {
   if (url.startsWith('/api/v1/') || url === '/api/v1' || url.startsWith('/api/v1?')) return 'api'
   if (url.startsWith('/rest/v1/') || url === '/rest/v1' || url.startsWith('/rest/v1?')) return 'rest'
   if (url === '/mcp' || url.startsWith('/mcp?') || url.startsWith('/mcp/')) return 'mcp'
+  if (url.startsWith('/realtime/v1/')) return 'realtime'
   return undefined
 }
 
