@@ -11,7 +11,7 @@ const retryAfterSeconds = 5
  */
 function errorBody(event: H3Event, statusCode: number, message: string, data?: unknown): string {
   const body = apiErrorBody(statusCode, message, data)
-  return JSON.stringify(isPublicApiPath(event.path) ? withRequestId(event, body) : withRequestId(event, { error: body.error, code: body.code }))
+  return JSON.stringify(withRequestId(event, isPublicApiPath(event.path) ? body : { error: body.error, code: body.code }))
 }
 
 /**
