@@ -155,6 +155,8 @@ describe('what an entry records', () => {
       expect(entry).toMatchObject({ api_key_id: keyId, status, error_code: answer.body.code, source: 'api' })
       expect(answer.body.request_id).toBe(entry.id)
     }
+    expect((await entryOf(missing.body.request_id)).table).toBeNull()
+    expect((await entryOf(forbidden.body.request_id)).table).toBe('tasks')
     const badEntry = await entryOf(bad.body.request_id)
     expect(badEntry).toMatchObject({ method: 'POST', path: '/api/v1/notes', table: 'notes', request_bytes: Buffer.byteLength(body) })
   })

@@ -191,7 +191,8 @@ function finishApiRequest(event: H3Event, state: ApiRequestState): void {
     source: state.source,
     method: event.method,
     path: (query < 0 ? url : url.slice(0, query)).slice(0, 2048),
-    table: table && table.length <= 63 ? table : null,
+    // a path that names no table of the API (PGRST205, answered 404) has none
+    table: table && table.length <= 63 && state.errorCode !== 'PGRST205' ? table : null,
     query: loggedQuery(url),
     status: event.node.res.statusCode,
     duration_ms: Math.round(((state.firstByteAt || performance.now()) - state.started) * 100) / 100,
