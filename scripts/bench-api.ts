@@ -2,9 +2,13 @@
 // one run on one fresh Postgres database (rate limiting on in the app, with a limit never reached):
 //   read:  GET /api/v1/tasks?limit=50 (key auth, joined names) against the list SQL alone;
 //   write: POST /api/v1/tasks (key auth, validation, same-team reference check, activity entry)
-//          against the app's own INSERT statement run bare (it sets the audit context, checks
-//          project_id against the team and answers the joined names; the activity trigger fires in
-//          both), and, for contrast, a plain INSERT that sets the same audit context;
+//          against a plain prepared INSERT giving the same answer: one statement that sets the
+//          audit context (so the activity entry is the same), inserts and answers the row with the
+//          list's joined names; and, as a second figure, against the app's own INSERT statement
+//          run bare (which also checks project_id against the team); and, for contrast, a plain
+//          INSERT that answers the row alone;
+//   recording: the same build with the API log off (API_LOG=off, a second app process on the
+//          same database) in the same read and write rounds: what recording every request costs;
 // Each bare handler is measured as pg runs a statement by default (parsed and planned each time),
 // with the statement prepared per connection (as the app keeps its own), and prepared after the
 // app's key statement (look-up and rate count): the most a design with a key statement can reach.
@@ -43,7 +47,7 @@ import { generateApiKey, hashApiKey, keyIsValidSql } from '../server/utils/api-k
 import { createDatabase } from '../server/utils/db-drivers'
 import { auditContextValues, auditedWriteSql } from '../server/utils/audited-client'
 import { countRequestSql } from '../server/utils/rate-limits'
-import { insertStatement, joinedNames, listRecordsSql } from '../server/utils/records'
+import { insertStatement, joinedNames, listRecordsSql, recordSelectTemplate } from '../server/utils/records'
 import { readCatalog, type TableInfo } from '../server/utils/table-registry'
 
 // The statement an earlier design ran on every request (the key's look-up and its rate count in
@@ -135,6 +139,9 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
   const insertSql = `with audit_context as materialized (select set_config('app.actor_id', $6, true), set_config('app.team_id', $7, true),
       set_config('app.source', 'api', true), set_config('app.api_key_id', $8, true))
     insert into public.tasks (team_id, created_by, title, priority, project_id) select $1, $2, $3, $4, $5 from audit_context returning *`
+  // ?joined: the plain INSERT answering what the app answers, the row with its joined names
+  const joinedInsertSql = `${insertSql.replace(/\n\s+insert into /, ', inserted as (insert into ').replace(/returning \*$/, 'returning *)')}
+    ${recordSelectTemplate(catalog.get('tasks')!, catalog).replace('%SOURCE%', 'inserted')}`
   const context = auditContextValues({ actorId: ids.user, teamId: ids.team, source: 'api', apiKeyId })
   http.createServer(async (request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost')
@@ -146,7 +153,8 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
       const chunks: Buffer[] = []
       for await (const chunk of request) chunks.push(chunk as Buffer)
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof newTask
-      let query = { text: insertSql, values: [ids.team, ids.user, body.title, body.priority, body.project_id, ids.user, ids.team, apiKeyId], name: prepared ? 'insert' : undefined }
+      const joined = url.searchParams.has('joined')
+      let query = { text: joined ? joinedInsertSql : insertSql, values: [ids.team, ids.user, body.title, body.priority, body.project_id, ids.user, ids.team, apiKeyId], name: prepared ? (joined ? 'joined-insert' : 'insert') : undefined }
       // ?same: the app's own statement (the same-team check of project_id, the joined names), no
       // validation; built per request as the app builds it, which costs this handler a little too
       if (url.searchParams.has('same')) {
@@ -443,6 +451,13 @@ async function main() {
     children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort), keys.keyId, keys.key], {},
       `http://127.0.0.1:${minimalPort}/`))
 
+    // the same build with the API log off, on the same database
+    const offPort = await freePort()
+    children.push(await start([entry], { ...appEnv(offPort), API_LOG: 'off' }, `http://127.0.0.1:${offPort}/api/health`))
+    const recordingOff = (target: Target): Target => ({ ...target, url: target.url.replace(`:${appPort}/`, `:${offPort}/`), pid: children[2]!.pid })
+    const joinedCheck = await fetch(`http://127.0.0.1:${minimalPort}/api/v1/tasks?joined&prepared`, { method: 'POST', body: JSON.stringify(newTask) })
+    if ((await joinedCheck.json() as Record<string, unknown>).project_name !== 'Benchmark') throw new Error('The bare joined INSERT does not answer the joined names')
+
     const app = (url: string, key: string, body?: unknown): Target =>
       ({ url: `http://127.0.0.1:${appPort}${url}`, headers: { authorization: `Bearer ${key}` }, body: body === undefined ? undefined : JSON.stringify(body), pid: children[0]!.pid })
     const minimal = (url: string, body?: unknown): Target =>
@@ -493,14 +508,14 @@ async function main() {
       }
       return
     }
-    const [readBare, readPrepared, readKeyed, readApp, ...readAlso] = await compare([
-      minimal(path), minimal(`${path}&prepared`), minimal(`${path}&prepared&keyed`), app(path, keys.key), ...alsoTargets(app(path, keys.key)),
-    ]) as [Measured, Measured, Measured, Measured, ...Measured[]]
-    const [writePlain, writePlainPrepared, writeBare, writePrepared, writeKeyed, writeApp, ...writeAlso] = await compare([
-      minimal('/api/v1/tasks', newTask), minimal('/api/v1/tasks?prepared', newTask),
+    const [readBare, readPrepared, readKeyed, readApp, readOff, ...readAlso] = await compare([
+      minimal(path), minimal(`${path}&prepared`), minimal(`${path}&prepared&keyed`), app(path, keys.key), recordingOff(app(path, keys.key)), ...alsoTargets(app(path, keys.key)),
+    ]) as [Measured, Measured, Measured, Measured, Measured, ...Measured[]]
+    const [writePlain, writePlainPrepared, writeJoined, writeBare, writePrepared, writeKeyed, writeApp, writeOff, ...writeAlso] = await compare([
+      minimal('/api/v1/tasks', newTask), minimal('/api/v1/tasks?prepared', newTask), minimal('/api/v1/tasks?joined&prepared', newTask),
       minimal('/api/v1/tasks?same', newTask), minimal('/api/v1/tasks?same&prepared', newTask), minimal('/api/v1/tasks?same&prepared&keyed', newTask),
-      app('/api/v1/tasks', keys.key, newTask), ...alsoTargets(app('/api/v1/tasks', keys.key, newTask)),
-    ]) as [Measured, Measured, Measured, Measured, Measured, Measured, ...Measured[]]
+      app('/api/v1/tasks', keys.key, newTask), recordingOff(app('/api/v1/tasks', keys.key, newTask)), ...alsoTargets(app('/api/v1/tasks', keys.key, newTask)),
+    ]) as [Measured, Measured, Measured, Measured, Measured, Measured, Measured, Measured, ...Measured[]]
     const [floorBare, floorApp] = await compare([minimal('/?health'), { ...app('/api/health', keys.key), headers: {} }])
     const [firstPage, cursorPage] = await compare([app(path, keys.deepKey), app(link, keys.deepKey)])
     // the offset page scans every row before it: three requests one after the other are enough to see it
@@ -513,14 +528,17 @@ async function main() {
     console.info(row('bare, statement prepared', readPrepared))
     console.info(row('bare, prepared, + key statement', readKeyed))
     console.info(row('app (key auth, rate limit, names)', readApp))
+    console.info(row('app, API log off', readOff))
     for (const [i, other] of also.entries()) console.info(row(other.label, readAlso[i]!))
     console.info(`Write: POST /api/v1/tasks ${JSON.stringify(newTask)}`)
     console.info(row('bare, plain INSERT', writePlain))
     console.info(row('bare, plain INSERT prepared', writePlainPrepared))
+    console.info(row('bare, plain INSERT + names, prep.', writeJoined))
     console.info(row('bare, the app\'s statement', writeBare))
     console.info(row('bare, the app\'s statement prepared', writePrepared))
     console.info(row('bare, prepared, + key statement', writeKeyed))
     console.info(row('app (auth, limit, checks, audit)', writeApp))
+    console.info(row('app, API log off', writeOff))
     for (const [i, other] of also.entries()) console.info(row(other.label, writeAlso[i]!))
     console.info('Floor: one `select 1` per request, no key, no rows')
     console.info(row('bare node:http + pg', floorBare))
@@ -541,7 +559,8 @@ async function main() {
     console.info(`\nRatios: the median over the ${rounds} rounds of the ratio within a round (the best rounds' ratio in brackets)`)
     const both = (a: Measured, b: Measured) => `${ratio(a, b).toFixed(2)} [${(a.rps / b.rps).toFixed(2)}]`
     console.info(`read  app / bare (prepared):   ${verdict(ratio(readApp, readPrepared), 0.9)} [${(readApp.rps / readPrepared.rps).toFixed(2)}]; against the unprepared bare handler ${both(readApp, readBare)}`)
-    console.info(`write app / bare (prepared):   ${verdict(ratio(writeApp, writePrepared), 0.8)} [${(writeApp.rps / writePrepared.rps).toFixed(2)}]; against the unprepared bare handler ${both(writeApp, writeBare)}; against a plain INSERT ${both(writeApp, writePlainPrepared)}`)
+    console.info(`write app / bare (plain prepared INSERT, same answer): ${verdict(ratio(writeApp, writeJoined), 0.8)} [${(writeApp.rps / writeJoined.rps).toFixed(2)}]; against the app's statement run bare (prepared) ${both(writeApp, writePrepared)}; unprepared ${both(writeApp, writeBare)}; against a plain INSERT answering the row alone ${both(writeApp, writePlainPrepared)}`)
+    console.info(`recording: API log on / off, same build, same rounds: read ${verdict(ratio(readApp, readOff), 0.95)}, write ${verdict(ratio(writeApp, writeOff), 0.95)}; server CPU per read ${cpu(readApp, readOff)}, per write ${cpu(writeApp, writeOff)}`)
     // the most any design with a key statement of its own can reach: the bare handler plus that statement
     console.info(`key statement alone: bare + key / bare (prepared): read ${both(readKeyed, readPrepared)}, write ${both(writeKeyed, writePrepared)}; app / (bare + key): read ${both(readApp, readKeyed)}, write ${both(writeApp, writeKeyed)}`)
     // the server's own CPU time per request: the app's work beside the bare handler's, whatever the load

@@ -1,13 +1,18 @@
 import { STATUS_CODES } from 'node:http'
+import type { H3Event } from 'h3'
 import type { NitroErrorHandler } from 'nitropack'
+import { withRequestId } from '~~/server/utils/api-log/recorder'
 
 /** Seconds a client is told to wait while the database cannot be reached. */
 const retryAfterSeconds = 5
 
-/** The error body: the public API's `{ error, code, message, details, hint }`, the session routes' `{ error, code }`. */
-function errorBody(path: string, statusCode: number, message: string, data?: unknown): string {
+/**
+ * The error body: the public API's `{ error, code, message, details, hint, request_id }`, the
+ * session routes' `{ error, code }` (and `/mcp`'s with its `request_id`).
+ */
+function errorBody(event: H3Event, statusCode: number, message: string, data?: unknown): string {
   const body = apiErrorBody(statusCode, message, data)
-  return JSON.stringify(isPublicApiPath(path) ? body : { error: body.error, code: body.code })
+  return JSON.stringify(withRequestId(event, isPublicApiPath(event.path) ? body : { error: body.error, code: body.code }))
 }
 
 /**
@@ -22,7 +27,7 @@ const errorHandler: NitroErrorHandler = (error, event) => {
     setResponseHeader(event, 'retry-after', retryAfterSeconds)
     setResponseStatus(event, 503)
     setResponseHeader(event, 'content-type', 'application/json')
-    return send(event, errorBody(event.path, 503, 'The database is unavailable; try again in a few seconds', { code: '08006' }))
+    return send(event, errorBody(event, 503, 'The database is unavailable; try again in a few seconds', { code: '08006' }))
   }
   if (!event.path.startsWith('/api/') && !isPublicApiPath(event.path)) return
   const statusCode = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500
@@ -34,7 +39,7 @@ const errorHandler: NitroErrorHandler = (error, event) => {
   // the status line carries the status's own short text (h3 put the whole message there); the body says why
   setResponseStatus(event, statusCode, STATUS_CODES[statusCode] ?? 'Error')
   setResponseHeader(event, 'content-type', 'application/json')
-  return send(event, errorBody(event.path, statusCode, message, error.data))
+  return send(event, errorBody(event, statusCode, message, error.data))
 }
 
 export default errorHandler

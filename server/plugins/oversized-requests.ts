@@ -1,5 +1,6 @@
 import { Server, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
+import { newRequestId } from '~~/server/utils/api-log/request-id'
 
 // A request whose line or headers are larger than Node's limit (16 KiB) never reaches the app:
 // Node answers it 431 with no body. Here the server answers such requests as the app answers any
@@ -22,8 +23,12 @@ function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: Buffer }
   // the path when the packet starts with the request line; the public API's body when unknown
   const path = /^[A-Z]+ (\/\S*)/.exec(head)?.[1]
   const body = apiErrorBody(statusCode, message, { code: statusCode === 414 ? 'uri_too_long' : 'headers_too_large' })
-  const json = JSON.stringify(path === undefined || isPublicApiPath(path) ? body : { error: body.error, code: body.code })
-  socket.end(`HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`)
+  // the credential is unread, so the request is in no team's log; it still has its id
+  const isPublic = path === undefined || isPublicApiPath(path)
+  const requestId = isPublic ? newRequestId().id : undefined
+  const json = JSON.stringify(isPublic ? { ...body, request_id: requestId } : { error: body.error, code: body.code })
+  const idHeader = requestId ? `Request-Id: ${requestId}\r\n` : ''
+  socket.end(`HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\nContent-Type: application/json\r\n${idHeader}Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`)
 }
 
 export default defineNitroPlugin(() => {

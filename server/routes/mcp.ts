@@ -1,4 +1,5 @@
 import { accessTokenPrefix, oauthOrigin, resourceMetadataUrl } from '~~/server/utils/oauth/config'
+import { noteMcpCall } from '~~/server/utils/api-log/recorder'
 import { authGrantToken, InvalidAccessToken } from '~~/server/utils/oauth/verify'
 
 /**
@@ -40,5 +41,6 @@ export default definePublicApiHandler(async (event) => {
     throw createError({ statusCode: 405, statusMessage: 'The MCP endpoint answers POST only (stateless Streamable HTTP)' })
   }
   const message = await readMcpMessage(event)
+  noteMcpCall(event, message)
   return handleMcpRequest(event, caller, message)
 })

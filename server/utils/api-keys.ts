@@ -4,7 +4,8 @@ import type { z } from 'zod'
 import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody, type RevokedApiKey, type UpdateApiKeyBody } from '#shared/utils/api-keys'
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import type { Database, Queryable } from './db-drivers'
-import { cachedApiKey, forgetApiKey, isRevokedHash, keyCacheGeneration, listenForKeyChanges, rememberApiKey, rememberRevoked } from './key-cache'
+import { cachedApiKey, forgetApiKey, keyCacheGeneration, listenForKeyChanges, rememberApiKey, rememberRevoked, revokedKeyOf } from './key-cache'
+import { noteApiCredential } from './api-log/recorder'
 import { defineCounter } from './metrics'
 import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-limits'
 import { disableEndpointsOfKey } from './webhooks-endpoints'
@@ -223,7 +224,13 @@ export async function authApiKey(event: H3Event): Promise<{ apiKey: Authenticate
   }
   if (!token) throw await refuse('Send the API key as "Authorization: Bearer <key>" (or in an "apikey" header)')
   const hash = hashApiKey(token)
-  if (isRevokedHash(hash)) throw await refuse('This API key has been revoked')
+  // a known key's requests are in its team's API log, refused ones included
+  const known = (key: { id: string, team_id: string }) => noteApiCredential(event, { teamId: key.team_id, apiKeyId: key.id })
+  const revokedKey = revokedKeyOf(hash)
+  if (revokedKey) {
+    known(revokedKey)
+    throw await refuse('This API key has been revoked')
+  }
   const isCached = db.kind === 'postgres'
   if (isCached) await listenForKeyChanges()
   let cached = isCached ? cachedApiKey(hash) : undefined
@@ -234,8 +241,9 @@ export async function authApiKey(event: H3Event): Promise<{ apiKey: Authenticate
     const { rows } = await db.query<KeyLookupRow>(keyLookupSql, [hash], { prepare: true })
     const found = rows[0]
     if (!found) throw await refuse('Unknown API key')
+    known(found)
     if (found.revoked) {
-      rememberRevoked(hash)
+      rememberRevoked(hash, found)
       throw await refuse('This API key has been revoked')
     }
     if (found.expired) throw await refuse('This API key has expired')
@@ -243,6 +251,7 @@ export async function authApiKey(event: H3Event): Promise<{ apiKey: Authenticate
     recentlyUsed = found.recently_used
     if (isCached) rememberApiKey(hash, cached, generation)
   }
+  known(cached)
   if (cached.expiresAt !== null && cached.expiresAt <= Date.now()) throw await refuse('This API key has expired')
   const apiKey: AuthenticatedKey = { id: cached.id, team_id: cached.team_id, created_by: cached.created_by, scopes: cached.scopes }
   enforceRateLimit(event, await takeKeyRequest(db, apiKey.id), 'this API key')

@@ -37,7 +37,7 @@ export async function authUser(event: H3Event, permission: Permission | null): P
   const teamId = requireIdParam(event, 'teamId', 'Team')
   const db = await useDb()
   const { rows } = await db.query<TeamContext['team'] & { role: Role }>(
-    `select t.id, t.name, t.webhook_url, t.activity_retention_days, t.created_at, m.role
+    `select t.id, t.name, t.webhook_url, t.activity_retention_days, t.api_log_retention_days, t.created_at, m.role
      from public.teams t join public.team_members m on m.team_id = t.id and m.user_id = $2
      where t.id = $1`,
     [teamId, user.id],

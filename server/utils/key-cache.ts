@@ -32,8 +32,8 @@ const maxEntries = 50_000
 
 const entries = new Map<string, CachedApiKey>()
 const hashesById = new Map<string, string>()
-/** Hashes of keys this instance found revoked: never served again. */
-const revokedHashes = new Set<string>()
+/** Keys this instance found revoked, by hash: never served again (their ids and teams, for the API log). */
+const revokedHashes = new Map<string, RevokedApiKey>()
 /** Bumped on every forget: a look-up that began before it must not cache what it read. */
 let generation = 0
 let listening: Promise<void> | undefined
@@ -93,14 +93,20 @@ export function rememberApiKey(hash: string, key: CachedApiKey, lookupGeneration
   hashesById.set(key.id, hash)
 }
 
+/** A revoked key's id and team. */
+export interface RevokedApiKey {
+  id: string
+  team_id: string
+}
+
 /** Records that the key of this hash is revoked: this instance refuses it from now on. */
-export function rememberRevoked(hash: string): void {
-  if (revokedHashes.size < maxEntries) revokedHashes.add(hash)
+export function rememberRevoked(hash: string, key: RevokedApiKey): void {
+  if (revokedHashes.size < maxEntries) revokedHashes.set(hash, key)
   const entry = entries.get(hash)
   if (entry) forgetApiKey(entry.id)
 }
 
-/** Whether this instance has found the key of this hash revoked. */
-export function isRevokedHash(hash: string): boolean {
-  return revokedHashes.has(hash)
+/** The key of this hash when this instance has found it revoked. */
+export function revokedKeyOf(hash: string): RevokedApiKey | undefined {
+  return revokedHashes.get(hash)
 }

@@ -279,6 +279,7 @@ export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: stri
         code: { type: 'string', description: 'PostgreSQL\'s SQLSTATE where the database refused, PostgREST\'s PGRST... code where it has one, else this API\'s own' },
         details: { type: ['string', 'null'] },
         hint: { type: ['string', 'null'] },
+        request_id: { type: 'string', description: 'The answer\'s Request-Id (req_...), to quote when asking about this request' },
       },
       required: ['error', 'code', 'message', 'details', 'hint'],
     },

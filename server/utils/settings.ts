@@ -24,6 +24,13 @@ const plainNames = {
   activityPurgeIntervalMs: 'ACTIVITY_PURGE_INTERVAL_MS',
   apiRateLimit: 'API_RATE_LIMIT',
   apiRateWindowSeconds: 'API_RATE_WINDOW_SECONDS',
+  // The API log: 'off' records nothing (Request-Id stays); the buffer's size and flush interval;
+  // the writer's own connection (default DATABASE_URL); the retention job's interval.
+  apiLog: 'API_LOG',
+  apiLogBufferSize: 'API_LOG_BUFFER_SIZE',
+  apiLogFlushMs: 'API_LOG_FLUSH_MS',
+  apiLogDatabaseUrl: 'API_LOG_DATABASE_URL',
+  apiLogRetentionIntervalMs: 'API_LOG_RETENTION_INTERVAL_MS',
 } as const
 
 export type SettingName = keyof typeof plainNames

@@ -8,7 +8,7 @@ import { webhookUrlProblem } from './url-guard'
 import { ensureWebhookSecret } from './webhooks'
 import { webhookSettings } from './webhooks-worker'
 
-const teamColumns = 'id, name, webhook_url, activity_retention_days, created_at'
+const teamColumns = 'id, name, webhook_url, activity_retention_days, api_log_retention_days, created_at'
 
 /** Creates a team whose first member, the client's actor, is its owner. */
 export async function createTeam(client: AuditedClient, name: string): Promise<Team> {
@@ -22,7 +22,7 @@ export async function createTeam(client: AuditedClient, name: string): Promise<T
   })
 }
 
-/** Changes the team's name, webhook URL and/or activity retention (`null` clears the last two). */
+/** Changes the team's name, webhook URL, activity retention (`null` clears these two) and/or API log retention. */
 export async function updateTeam(client: AuditedClient, changes: z.output<typeof UpdateTeamBody>): Promise<Team> {
   // the SSRF guard at save time (connect time checks again, DNS answers included)
   const problem = changes.webhook_url && await webhookUrlProblem(changes.webhook_url, webhookSettings().allowPrivateNetworks)
@@ -31,11 +31,12 @@ export async function updateTeam(client: AuditedClient, changes: z.output<typeof
     `update public.teams
      set name = coalesce($2, name),
          webhook_url = case when $3::boolean then $4 else webhook_url end,
-         activity_retention_days = case when $5::boolean then $6::integer else activity_retention_days end
+         activity_retention_days = case when $5::boolean then $6::integer else activity_retention_days end,
+         api_log_retention_days = coalesce($7::integer, api_log_retention_days)
      where id = $1
      returning ${teamColumns}`,
     [requireTeam(client), changes.name ?? null, changes.webhook_url !== undefined, changes.webhook_url ?? null,
-      changes.activity_retention_days !== undefined, changes.activity_retention_days ?? null],
+      changes.activity_retention_days !== undefined, changes.activity_retention_days ?? null, changes.api_log_retention_days ?? null],
   )
   if (!rows[0]) throw createError({ statusCode: 404, statusMessage: 'Team not found' })
   return rows[0]

@@ -19,6 +19,8 @@ export interface Team {
   webhook_url: string | null
   /** Activity entries older than this many days are deleted; null keeps them forever. */
   activity_retention_days: number | null
+  /** API log entries and usage older than this many days are deleted (1 to 90). */
+  api_log_retention_days: number
   created_at: string
 }
 

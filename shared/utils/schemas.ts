@@ -51,6 +51,8 @@ export const UpdateTeamBody = z.object({
   webhook_url: webhookUrl.nullable().optional(),
   activity_retention_days: z.number({ error: 'must be a whole number of days from 1 to 36500, or null' }).int('must be a whole number of days')
     .min(1, 'must be at least 1 day').max(36500, 'must be at most 36500 days').nullable().optional(),
+  api_log_retention_days: z.number({ error: 'must be a whole number of days from 1 to 90' }).int('must be a whole number of days')
+    .min(1, 'must be at least 1 day').max(90, 'must be at most 90 days').optional(),
 })
 
 export const MemberRoleBody = z.object({ role: z.enum(roles) })

@@ -38,6 +38,7 @@ const pages: PageCase[] = [
   { path: () => '/app/settings/api-keys', role: 'owner', setup: showAllKeys },
   { path: () => '/app/settings/webhooks', role: 'owner' },
   { path: () => '/app/settings/webhooks', role: 'owner', setup: openDeliveries },
+  { path: () => '/app/settings/api-log', role: 'owner' },
   { path: () => '/app/data/tasks', role: 'owner' },
   { path: () => '/app/data/tasks/new', role: 'owner' },
   { path: seed => `/app/data/tasks/${seed.taskId}`, role: 'owner' },

@@ -79,7 +79,7 @@ describe('GET and PATCH /api/teams/{teamId}', () => {
       const answer = await client.get(`/api/teams/${fx.teamId}`)
       expect(answer.status).toBe(200)
       expect(answer.body).toMatchObject({ id: fx.teamId, name: expect.any(String), webhook_url: null })
-      expect(Object.keys(answer.body).sort()).toEqual(['activity_retention_days', 'created_at', 'id', 'name', 'webhook_url'])
+      expect(Object.keys(answer.body).sort()).toEqual(['activity_retention_days', 'api_log_retention_days', 'created_at', 'id', 'name', 'webhook_url'])
     }
     expect((await fx.outsider.get(`/api/teams/${fx.teamId}`)).status).toBe(404)
     expect((await fx.anonymous.get(`/api/teams/${fx.teamId}`)).status).toBe(401)

@@ -4,6 +4,7 @@ import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import type { Role } from '#shared/permissions'
 import type { Database } from '../db-drivers'
 import { enforceRateLimit, takeKeyRequest } from '../rate-limits'
+import { noteApiCredential } from '../api-log/recorder'
 import { hashSecret } from './config'
 import { cachedGrantToken, grantCacheGeneration, listenForGrantChanges, rememberGrantToken, type CachedGrantToken } from './token-cache'
 
@@ -82,6 +83,8 @@ export async function authGrantToken(event: H3Event, token: string): Promise<Aut
     const { rows } = await db.query<TokenLookupRow>(tokenLookupSql, [hash], { prepare: true })
     const found = rows[0]
     if (!found) throw new InvalidAccessToken('Unknown access token')
+    // a known token is in its team's API log, refused ones included
+    noteApiCredential(event, { teamId: found.team_id, grantId: found.grant_id })
     if (found.revoked) throw new InvalidAccessToken('This connection has been revoked')
     if (found.expired) throw new InvalidAccessToken('This access token has expired; use the refresh token')
     if (!found.role) throw new InvalidAccessToken('The user who made this connection is no longer a member of its team')
@@ -98,6 +101,7 @@ export async function authGrantToken(event: H3Event, token: string): Promise<Aut
     recentlyUsed = found.recently_used
     if (isCached) rememberGrantToken(hash, cached, generation)
   }
+  noteApiCredential(event, { teamId: cached.teamId, grantId: cached.grantId })
   if (cached.expiresAt <= Date.now()) throw new InvalidAccessToken('This access token has expired; use the refresh token')
   const grant: AuthenticatedGrant = {
     grantId: cached.grantId,

@@ -1,4 +1,5 @@
 import type { EventHandlerRequest, H3Event } from 'h3'
+import { withRequestId } from '../api-log/recorder'
 
 /** The fields of an error answer besides its message: a stable code, and details and a hint when there are some. */
 export interface ApiErrorFields {
@@ -35,7 +36,7 @@ export function apiErrorBody(statusCode: number, message: string, data?: unknown
 }
 
 /**
- * A public API handler: errors are answered as `{ error, code, message, details, hint }`, 401s with
+ * A public API handler: errors are answered as `{ error, code, message, details, hint, request_id }`, 401s with
  * `WWW-Authenticate: Bearer`. Unexpected errors go on to the app's error handler (a logged 500).
  */
 export function definePublicApiHandler<T>(handler: (event: H3Event<EventHandlerRequest>) => Promise<T>) {
@@ -50,7 +51,7 @@ export function definePublicApiHandler<T>(handler: (event: H3Event<EventHandlerR
       if (error.statusCode === 401 && !getResponseHeader(event, 'www-authenticate')) setResponseHeader(event, 'www-authenticate', 'Bearer')
       // an error is JSON whatever the Accept asked for
       setResponseHeader(event, 'content-type', 'application/json')
-      return apiErrorBody(error.statusCode, error.statusMessage || error.message, error.data)
+      return withRequestId(event, apiErrorBody(error.statusCode, error.statusMessage || error.message, error.data))
     }
   })
 }

@@ -1,0 +1,208 @@
+// The path of an API log entry, up to the buffer: a request of /api/v1, /rest/v1 or /mcp gets its
+// id when it arrives (answered as Request-Id), learns its credential when the key is looked up,
+// and when its response is over becomes one entry in this instance's bounded buffer. Nothing here
+// waits on the database; writer.ts empties the buffer.
+import type { H3Event } from 'h3'
+import type { ApiLogSource } from '#shared/utils/api-log'
+import { newRequestId } from './request-id'
+
+/** Whose request it is: a team's key or, for connections made by OAuth, a grant. */
+export interface ApiLogCredential {
+  teamId: string
+  apiKeyId?: string | null
+  grantId?: string | null
+}
+
+/** What this instance knows of a request in flight. */
+export interface ApiRequestState {
+  id: string
+  /** When it arrived (ms since the epoch); the id's time. */
+  at: number
+  /** performance.now() when it arrived. */
+  started: number
+  source: ApiLogSource
+  /** performance.now() when the answer's head was written. */
+  firstByteAt: number
+  responseBytes: number
+  credential?: ApiLogCredential
+  errorCode?: string
+  mcpMethod?: string
+  mcpTool?: string
+}
+
+/** One entry, as written to public.api_log_entries. */
+export interface ApiLogRecord {
+  id: string
+  at: number
+  team_id: string
+  api_key_id: string | null
+  grant_id: string | null
+  source: ApiLogSource
+  method: string
+  path: string
+  table: string | null
+  query: string | null
+  status: number
+  duration_ms: number
+  error_code: string | null
+  mcp_method: string | null
+  mcp_tool: string | null
+  request_bytes: number
+  response_bytes: number
+  ip: string | null
+  user_agent: string | null
+  client_request_id: string | null
+}
+
+declare module 'h3' {
+  interface H3EventContext {
+    apiRequest?: ApiRequestState
+  }
+}
+
+/** The log's source for a request URL, or undefined when the path is not one the log covers. */
+export function apiLogSource(url: string): ApiLogSource | undefined {
+  if (url.startsWith('/api/v1/') || url === '/api/v1' || url.startsWith('/api/v1?')) return 'api'
+  if (url.startsWith('/rest/v1/') || url === '/rest/v1' || url.startsWith('/rest/v1?')) return 'rest'
+  if (url === '/mcp' || url.startsWith('/mcp?') || url.startsWith('/mcp/')) return 'mcp'
+  if (url.startsWith('/realtime/v1/')) return 'realtime'
+  return undefined
+}
+
+let isRecording: boolean | undefined
+
+/** Whether entries are recorded (API_LOG=off turns recording off; Request-Id stays); read once. */
+export function isRecordingApiLog(): boolean {
+  isRecording ??= setting('apiLog') !== 'off'
+  return isRecording
+}
+
+type Sink = (record: ApiLogRecord) => void
+type Unknown = () => void
+const sinks: { record?: Sink, unknown?: Unknown } = {}
+
+/** Where finished requests go (writer.ts registers its buffer). */
+export function setApiLogSink(record: Sink, unknown: Unknown): void {
+  sinks.record = record
+  sinks.unknown = unknown
+}
+
+type ResponseMethods = Record<'writeHead' | 'write' | 'end', (...args: unknown[]) => unknown>
+
+const chunkBytes = (chunk: unknown) => typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk instanceof Uint8Array ? chunk.byteLength : 0
+
+/**
+ * Starts a request of the log's routes: its id in `Request-Id`, and (when recording) the count
+ * of its answer's bytes and the time of its first byte. Once per request.
+ */
+export function beginApiRequest(event: H3Event, source: ApiLogSource): void {
+  if (event.context.apiRequest) return
+  const { id, at } = newRequestId()
+  const state: ApiRequestState = { id, at, started: performance.now(), source, firstByteAt: 0, responseBytes: 0 }
+  event.context.apiRequest = state
+  const response = event.node.res
+  response.setHeader('request-id', state.id)
+  if (!sinks.record || !isRecordingApiLog()) return
+  const methods = response as unknown as ResponseMethods
+  const { writeHead, write, end } = methods
+  methods.writeHead = function (this: unknown, ...args: unknown[]) {
+    if (!state.firstByteAt) state.firstByteAt = performance.now()
+    return writeHead.apply(this, args)
+  }
+  methods.write = function (this: unknown, ...args: unknown[]) {
+    state.responseBytes += chunkBytes(args[0])
+    return write.apply(this, args)
+  }
+  methods.end = function (this: unknown, ...args: unknown[]) {
+    state.responseBytes += chunkBytes(args[0])
+    return end.apply(this, args)
+  }
+  response.once('close', () => finishApiRequest(event, state))
+}
+
+/** Starts a request that took the public API's short way (its source from its path). */
+export function beginPublicApiRequest(event: H3Event): void {
+  const source = apiLogSource(event.node.req.url ?? '/')
+  if (source) beginApiRequest(event, source)
+}
+
+/** The request's credential, once known (revoked and expired ones too): only then is it recorded. */
+export function noteApiCredential(event: H3Event, credential: ApiLogCredential): void {
+  const state = event.context.apiRequest
+  if (state) state.credential = credential
+}
+
+/** The JSON-RPC method of an MCP request, and the tool of a tools/call. */
+export function noteMcpCall(event: H3Event, message: unknown): void {
+  const state = event.context.apiRequest
+  if (!state || !message || typeof message !== 'object') return
+  const call = (Array.isArray(message) ? message[0] : message) as { method?: unknown, params?: { name?: unknown } } | undefined
+  if (typeof call?.method === 'string') state.mcpMethod = call.method.slice(0, 100)
+  if (call?.method === 'tools/call' && typeof call.params?.name === 'string') state.mcpTool = call.params.name.slice(0, 100)
+}
+
+/** An error body with the request's id (`request_id`); its code becomes the entry's error_code. */
+export function withRequestId<T extends { code: string }>(event: H3Event, body: T): T & { request_id?: string } {
+  const state = event.context.apiRequest
+  if (!state) return body
+  state.errorCode = body.code
+  return { ...body, request_id: state.id }
+}
+
+/** The request id of a request of the log's routes. */
+export function requestIdOf(event: H3Event): string | undefined {
+  return event.context.apiRequest?.id
+}
+
+// parameters that may carry a credential are never kept, whatever a client puts in its URL
+const secretParameters = /(^|&)((?:apikey|api_key|access_token|refresh_token|token|key|password|secret)=)[^&]*/gi
+const maxQueryLength = 1024
+
+function loggedQuery(url: string): string | null {
+  const start = url.indexOf('?')
+  if (start < 0 || start === url.length - 1) return null
+  return url.slice(start + 1).replace(secretParameters, '$1$2[redacted]').slice(0, maxQueryLength)
+}
+
+const printable = /^[\x20-\x7E]{1,200}$/
+
+function header(event: H3Event, name: string): string | undefined {
+  const value = event.node.req.headers[name]
+  return Array.isArray(value) ? value.join(', ') : value
+}
+
+function finishApiRequest(event: H3Event, state: ApiRequestState): void {
+  const credential = state.credential
+  if (!credential) {
+    sinks.unknown?.()
+    return
+  }
+  const url = event.node.req.url ?? '/'
+  const query = url.indexOf('?')
+  const clientRequestId = header(event, 'x-request-id')
+  const table = event.context.params?.table
+  const length = Number(header(event, 'content-length'))
+  sinks.record?.({
+    id: state.id,
+    at: state.at,
+    team_id: credential.teamId,
+    api_key_id: credential.apiKeyId ?? null,
+    grant_id: credential.grantId ?? null,
+    source: state.source,
+    method: event.method,
+    path: (query < 0 ? url : url.slice(0, query)).slice(0, 2048),
+    // a path that names no table of the API (PGRST205, answered 404) has none
+    table: table && table.length <= 63 && state.errorCode !== 'PGRST205' ? table : null,
+    query: loggedQuery(url),
+    status: event.node.res.statusCode,
+    duration_ms: Math.round(((state.firstByteAt || performance.now()) - state.started) * 100) / 100,
+    error_code: state.errorCode ?? null,
+    mcp_method: state.mcpMethod ?? null,
+    mcp_tool: state.mcpTool ?? null,
+    request_bytes: Number.isFinite(length) && length > 0 ? length : event._requestBody ? (event._requestBody as Uint8Array).byteLength : 0,
+    response_bytes: state.responseBytes,
+    ip: getRequestIP(event) ?? null,
+    user_agent: header(event, 'user-agent')?.slice(0, 256) ?? null,
+    client_request_id: clientRequestId && printable.test(clientRequestId) ? clientRequestId : null,
+  })
+}
