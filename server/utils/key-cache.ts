@@ -33,7 +33,7 @@ const maxEntries = 50_000
 const entries = new Map<string, CachedApiKey>()
 const hashesById = new Map<string, string>()
 /** Keys this instance found revoked, by hash: never served again (their ids and teams, for the API log). */
-const revokedHashes = new Map<string, RevokedApiKey>()
+const revokedHashes = new Map<string, RefusedKeyOwner>()
 /** Bumped on every forget: a look-up that began before it must not cache what it read. */
 let generation = 0
 let listening: Promise<void> | undefined
@@ -94,19 +94,19 @@ export function rememberApiKey(hash: string, key: CachedApiKey, lookupGeneration
 }
 
 /** A revoked key's id and team. */
-export interface RevokedApiKey {
+export interface RefusedKeyOwner {
   id: string
   team_id: string
 }
 
 /** Records that the key of this hash is revoked: this instance refuses it from now on. */
-export function rememberRevoked(hash: string, key: RevokedApiKey): void {
+export function rememberRevoked(hash: string, key: RefusedKeyOwner): void {
   if (revokedHashes.size < maxEntries) revokedHashes.set(hash, key)
   const entry = entries.get(hash)
   if (entry) forgetApiKey(entry.id)
 }
 
 /** The key of this hash when this instance has found it revoked. */
-export function revokedKeyOf(hash: string): RevokedApiKey | undefined {
+export function revokedKeyOf(hash: string): RefusedKeyOwner | undefined {
   return revokedHashes.get(hash)
 }

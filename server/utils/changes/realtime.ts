@@ -372,7 +372,7 @@ export async function loadRealtimeColumns(): Promise<void> {
 export async function verifyRealtimeKey(token: string): Promise<SocketKey | string> {
   if (!/^[A-Za-z0-9_-]{20,200}$/.test(token)) return 'Unknown API key'
   const hash = hashApiKey(token)
-  if (isRevokedHash(hash)) return 'This API key has been revoked'
+  if (revokedKeyOf(hash)) return 'This API key has been revoked'
   const db = await useDb()
   const { rows } = await db.query<{ id: string, team_id: string, scopes: ApiKeyScopes, revoked: boolean, expired: boolean }>(keyLookupSql, [hash], { prepare: true })
   const found = rows[0]
