@@ -187,4 +187,32 @@ describe('the Phoenix frames', () => {
     expect((await next(f => f.ref === '2')).payload).toEqual({ status: 'error', response: { reason: 'Unknown API key' } })
     socket.close()
   })
+
+  it('answers the upgrade with a Request-Id, and the opening is in the team\'s API log (refused keys too)', async () => {
+    const key = await newKey()
+    const opened = (query: string) => new Promise<{ requestId: string, socket: WebSocket }>((resolve, reject) => {
+      const socket = new WebSocket(`${app.url.replace('http', 'ws')}/realtime/v1/websocket?${query}`, { headers: { 'user-agent': 'realtime-log-test', 'x-request-id': 'socket-42' } })
+      socket.once('upgrade', response => resolve({ requestId: String(response.headers['request-id']), socket }))
+      socket.once('error', reject)
+    })
+    const valid = await opened(`apikey=${key}&vsn=2.0.0`)
+    expect(valid.requestId).toMatch(/^req_[0-9A-Za-z]{26,}$/)
+    const keyId = (await app.db.query('select id from public.api_keys where team_id = $1 order by created_at desc limit 1', [team.teamId])).rows[0].id
+    const entry = await waitFor('the socket\'s entry', async () => {
+      const answer = await team.owner.get(`/api/teams/${team.teamId}/api-log/${valid.requestId}`)
+      return answer.status === 200 ? answer.body : undefined
+    })
+    expect(entry).toMatchObject({ id: valid.requestId, api_key_id: keyId, source: 'realtime', method: 'GET', path: '/realtime/v1/websocket', status: 101, error_code: null, user_agent: 'realtime-log-test', client_request_id: 'socket-42' })
+    expect(entry.query).not.toContain(key)
+    valid.socket.close()
+
+    expect((await team.owner.patch(`/api/teams/${team.teamId}/api-keys/${keyId}`)).status).toBe(200)
+    const refused = await opened(`apikey=${key}&vsn=2.0.0`)
+    const refusedEntry = await waitFor('the refused socket\'s entry', async () => {
+      const answer = await team.owner.get(`/api/teams/${team.teamId}/api-log/${refused.requestId}`)
+      return answer.status === 200 ? answer.body : undefined
+    })
+    expect(refusedEntry).toMatchObject({ api_key_id: keyId, source: 'realtime', status: 401, error_code: 'invalid_api_key' })
+    refused.socket.close()
+  })
 })

@@ -206,3 +206,53 @@ function finishApiRequest(event: H3Event, state: ApiRequestState): void {
     client_request_id: clientRequestId && printable.test(clientRequestId) ? clientRequestId : null,
   })
 }
+
+/** What the log keeps of a realtime socket's opening (the upgrade request), once its key is read. */
+export interface SocketOpening {
+  id: string
+  at: number
+  started: number
+  url: string
+  headers: Headers
+  ip: string | undefined
+  /** The key's id and team when it is known (revoked and expired ones too); none: counted only. */
+  credential: ApiLogCredential | undefined
+  /** Why the key was refused, when it was: the entry's 401. */
+  refusal: string | undefined
+}
+
+/**
+ * Records the opening of a realtime socket: one entry per socket, status 101 (switched to the
+ * socket) or 401 when its key was refused (the socket stays open to say why, as realtime-js expects).
+ */
+export function recordSocketOpening(opening: SocketOpening): void {
+  if (!isRecordingApiLog()) return
+  if (!opening.credential) {
+    sinks.unknown?.()
+    return
+  }
+  const query = opening.url.indexOf('?')
+  const clientRequestId = opening.headers.get('x-request-id') ?? undefined
+  sinks.record?.({
+    id: opening.id,
+    at: opening.at,
+    team_id: opening.credential.teamId,
+    api_key_id: opening.credential.apiKeyId ?? null,
+    grant_id: opening.credential.grantId ?? null,
+    source: 'realtime',
+    method: 'GET',
+    path: (query < 0 ? opening.url : opening.url.slice(0, query)).slice(0, 2048),
+    table: null,
+    query: loggedQuery(opening.url),
+    status: opening.refusal ? 401 : 101,
+    duration_ms: Math.round((performance.now() - opening.started) * 100) / 100,
+    error_code: opening.refusal ? 'invalid_api_key' : null,
+    mcp_method: null,
+    mcp_tool: null,
+    request_bytes: 0,
+    response_bytes: 0,
+    ip: opening.ip ?? null,
+    user_agent: opening.headers.get('user-agent')?.slice(0, 256) ?? null,
+    client_request_id: clientRequestId && printable.test(clientRequestId) ? clientRequestId : null,
+  })
+}

@@ -260,8 +260,8 @@ export class RealtimeSocket {
 
   /** Switches the socket to another key of the same team; the reason it may not, else null. */
   private async adopt(token: string): Promise<string | null> {
-    const found = await verifyRealtimeKey(token)
-    if (typeof found === 'string') return found
+    const { key: found, refusal } = await verifyRealtimeKey(token)
+    if (!found) return refusal ?? 'Unknown API key'
     if (this.key && found.team_id !== this.key.team_id) return 'The access token is a key of another team'
     this.tokenInUse = token
     this.release?.()
@@ -368,16 +368,25 @@ export async function loadRealtimeColumns(): Promise<void> {
   for (const table of await domainTables()) tableColumns.set(table.name, table.columns)
 }
 
+/** A socket's key: valid (`key`), or why not (`refusal`), with the key's id and team when it is known (revoked, expired). */
+export interface RealtimeKeyCheck {
+  key?: SocketKey
+  refusal?: string
+  known?: { id: string, team_id: string }
+}
+
 /** The key of a token when it is valid, else why not (unknown, revoked, expired). */
-export async function verifyRealtimeKey(token: string): Promise<SocketKey | string> {
-  if (!/^[A-Za-z0-9_-]{20,200}$/.test(token)) return 'Unknown API key'
+export async function verifyRealtimeKey(token: string): Promise<RealtimeKeyCheck> {
+  if (!/^[A-Za-z0-9_-]{20,200}$/.test(token)) return { refusal: 'Unknown API key' }
   const hash = hashApiKey(token)
-  if (revokedKeyOf(hash)) return 'This API key has been revoked'
+  const revoked = revokedKeyOf(hash)
+  if (revoked) return { refusal: 'This API key has been revoked', known: revoked }
   const db = await useDb()
   const { rows } = await db.query<{ id: string, team_id: string, scopes: ApiKeyScopes, revoked: boolean, expired: boolean }>(keyLookupSql, [hash], { prepare: true })
   const found = rows[0]
-  if (!found) return 'Unknown API key'
-  if (found.revoked) return 'This API key has been revoked'
-  if (found.expired) return 'This API key has expired'
-  return { id: found.id, team_id: found.team_id, scopes: found.scopes }
+  if (!found) return { refusal: 'Unknown API key' }
+  const known = { id: found.id, team_id: found.team_id }
+  if (found.revoked) return { refusal: 'This API key has been revoked', known }
+  if (found.expired) return { refusal: 'This API key has expired', known }
+  return { key: { id: found.id, team_id: found.team_id, scopes: found.scopes }, known }
 }

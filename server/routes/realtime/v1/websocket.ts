@@ -1,24 +1,52 @@
-import { loadRealtimeColumns, RealtimeSocket, serializerOf, verifyRealtimeKey } from '~~/server/utils/changes/realtime'
+import { loadRealtimeColumns, RealtimeSocket, serializerOf, verifyRealtimeKey, type RealtimeKeyCheck } from '~~/server/utils/changes/realtime'
+import { recordSocketOpening } from '~~/server/utils/api-log/recorder'
+import { newRequestId } from '~~/server/utils/api-log/request-id'
+
+/** The request id a socket's upgrade answered with (in its Request-Id header), kept for its log entry. */
+interface Opening {
+  id: string
+  at: number
+  started: number
+}
 
 // supabase-js's realtime socket (wss://<origin>/realtime/v1/websocket?apikey=<key>&vsn=2.0.0):
 // the Phoenix frames are handled by server/utils/changes/realtime.ts. The socket is set up
 // (its key verified) before any frame is handled: a frame that arrives meanwhile waits.
-async function setUp(peer: { request?: { url?: string }, send: (frame: string) => unknown, close: (code?: number, reason?: string) => void }): Promise<RealtimeSocket> {
+async function setUp(peer: Peer): Promise<RealtimeSocket> {
   const url = peer.request?.url ?? ''
   const token = new URL(url, 'http://localhost').searchParams.get('apikey') ?? ''
   await loadRealtimeColumns()
-  const found = token ? await verifyRealtimeKey(token) : 'Send a team API key as the apikey parameter'
+  const found: RealtimeKeyCheck = token ? await verifyRealtimeKey(token) : { refusal: 'Send a team API key as the apikey parameter' }
+  const opening = peer.context.opening as Opening | undefined
+  if (opening) {
+    recordSocketOpening({
+      ...opening,
+      url: url.startsWith('http') ? new URL(url).pathname + new URL(url).search : url,
+      headers: new Headers(peer.request?.headers as HeadersInit | undefined),
+      ip: peer.remoteAddress,
+      credential: found.known ? { teamId: found.known.team_id, apiKeyId: found.known.id } : undefined,
+      refusal: found.key ? undefined : found.refusal,
+    })
+  }
   return new RealtimeSocket(
     { send: frame => void peer.send(frame), close: (code, reason) => peer.close(code, reason) },
     serializerOf(url),
-    typeof found === 'string' ? null : found,
-    typeof found === 'string' ? found : null,
+    found.key ?? null,
+    found.key ? null : found.refusal ?? 'Unknown API key',
   )
 }
 
 const socketOf = (context: Record<string, unknown>) => context.realtime as Promise<RealtimeSocket> | undefined
 
+type Peer = Parameters<NonNullable<Parameters<typeof defineWebSocketHandler>[0]['open']>>[0]
+
 export default defineWebSocketHandler({
+  // the socket's answer carries its Request-Id, as every answer of the API does
+  upgrade(request) {
+    const { id, at } = newRequestId()
+    if (request.context) request.context.opening = { id, at, started: performance.now() } satisfies Opening
+    return { headers: { 'request-id': id } }
+  },
   open(peer) {
     const ready = setUp(peer)
     ready.catch(error => console.error('[realtime] a socket could not be set up:', (error as Error).message))
