@@ -3,7 +3,7 @@
 // and when its response is over becomes one entry in this instance's bounded buffer. Nothing here
 // waits on the database; writer.ts empties the buffer.
 import type { H3Event } from 'h3'
-import type { ApiLogSource } from '#shared/utils/api-log'
+import type { ApiLogEntry, ApiLogSource } from '#shared/utils/api-log'
 import { newRequestId } from './request-id'
 
 /** Whose request it is: a team's key or, for connections made by OAuth, a grant. */
@@ -30,29 +30,8 @@ export interface ApiRequestState {
   mcpTool?: string
 }
 
-/** One entry, as written to public.api_log_entries. */
-export interface ApiLogRecord {
-  id: string
-  at: number
-  team_id: string
-  api_key_id: string | null
-  grant_id: string | null
-  source: ApiLogSource
-  method: string
-  path: string
-  table: string | null
-  query: string | null
-  status: number
-  duration_ms: number
-  error_code: string | null
-  mcp_method: string | null
-  mcp_tool: string | null
-  request_bytes: number
-  response_bytes: number
-  ip: string | null
-  user_agent: string | null
-  client_request_id: string | null
-}
+/** One entry, as written to public.api_log_entries: the fields an entry is read with, its time in ms and its team. */
+export type ApiLogRecord = Omit<ApiLogEntry, 'at' | 'api_key_name'> & { at: number, team_id: string }
 
 declare module 'h3' {
   interface H3EventContext {
