@@ -153,13 +153,27 @@ async function startRecorder(upstream: () => string) {
   const server = createServer((request, response) => {
     const target = new URL(request.url ?? '/', upstream())
     const forward = httpRequest(target, { method: request.method, headers: { ...request.headers, host: target.host }, agent: false }, (answer) => {
+      // passed on as it arrives (an event stream never ends by itself), recorded when it ends or
+      // when the client hangs up (curl --max-time)
       const chunks: Buffer[] = []
-      answer.on('data', (chunk: Buffer) => chunks.push(chunk))
+      let isRecorded = false
+      const record = () => {
+        if (isRecorded) return
+        isRecorded = true
+        exchanges.push({ method: request.method ?? 'GET', path: request.url ?? '/', status: answer.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') })
+      }
+      response.writeHead(answer.statusCode ?? 502, answer.headers)
+      answer.on('data', (chunk: Buffer) => {
+        chunks.push(chunk)
+        response.write(chunk)
+      })
       answer.on('end', () => {
-        const body = Buffer.concat(chunks)
-        exchanges.push({ method: request.method ?? 'GET', path: request.url ?? '/', status: answer.statusCode ?? 0, body: body.toString('utf8') })
-        response.writeHead(answer.statusCode ?? 502, answer.headers)
-        response.end(body)
+        record()
+        response.end()
+      })
+      response.on('close', () => {
+        record()
+        answer.destroy()
       })
     })
     forward.on('error', (error) => {
