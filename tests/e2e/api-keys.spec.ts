@@ -230,7 +230,8 @@ test('revoking a key says how many webhook endpoints it stops, disables them wit
   await expect(dialog).toContainText(`sk_...${created.key_prefix}`)
   await expect(dialog).toContainText('It also stops the 2 webhook endpoints it created')
   await dialog.getByRole('button', { name: 'Revoke key' }).click()
-  await expect(page.getByText('2 webhook endpoints disabled')).toBeVisible()
+  // the toast's title (its text is also read out by a live region)
+  await expect(page.locator('[data-slot="title"]', { hasText: '2 webhook endpoints disabled' })).toBeVisible()
 
   await page.goto(`${app.url}/app/settings/webhooks`)
   const reasons = page.getByText('Disabled because the API key "Zapier" that created it was revoked')
