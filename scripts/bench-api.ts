@@ -217,6 +217,39 @@ async function seed(databaseUrl: string): Promise<{ key: string, keyId: string, 
   return { key: keys[0]!.key, keyId, deepKey: keys[1]!.key }
 }
 
+/**
+ * BENCH_STREAMS=<n>: n change streams (`/api/v1/events/stream`) held open on the app during the
+ * rounds, 10 a key (the most a key may hold), in the deep team: open subscribers that the
+ * benchmark's writes (in the other team) do not concern, so what they cost is their being open.
+ * Answers a function that closes them.
+ */
+async function openEventStreams(databaseUrl: string, appPort: number, count: number): Promise<() => void> {
+  const db = createDatabase({ url: databaseUrl, max: 1 })
+  const keys = Array.from({ length: Math.ceil(count / 10) }, () => generateApiKey())
+  for (const key of keys) {
+    await db.query(`insert into public.api_keys (team_id, created_by, name, key_prefix, key_hash) values ($1, $2, 'bench stream', $3, $4)`,
+      [ids.deepTeam, ids.user, key.prefix, key.hash])
+  }
+  await db.close()
+  const requests: http.ClientRequest[] = []
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity })
+  await Promise.all(Array.from({ length: count }, (_, i) => new Promise<void>((resolveOpen, reject) => {
+    const request = http.get(`http://127.0.0.1:${appPort}/api/v1/events/stream`,
+      { agent, headers: { authorization: `Bearer ${keys[Math.floor(i / 10)]!.key}`, accept: 'text/event-stream' } }, (response) => {
+        if (response.statusCode !== 200) reject(new Error(`An event stream answered ${response.statusCode}`))
+        response.resume()
+        resolveOpen()
+      })
+    request.on('error', error => reject(error))
+    requests.push(request)
+  })))
+  console.info(`[bench] ${count} event streams open on the app (another team's: the writes do not concern them)`)
+  return () => {
+    for (const request of requests) request.destroy()
+    agent.destroy()
+  }
+}
+
 interface Result { requests: number, rps: number, p50: number, p99: number, errors: number, cpuMs?: number }
 
 /** A request to load, and the server process answering it (for its CPU time per request). */
@@ -433,6 +466,7 @@ const verdict = (ratio: number, target: number, atLeast = true) =>
 async function main() {
   const { entry, name, databaseUrl } = await benchDatabase(serverUrl)
   const children: ChildProcess[] = []
+  const closers: (() => void)[] = []
   try {
     const appPort = await freePort()
     const minimalPort = await freePort()
@@ -492,6 +526,9 @@ async function main() {
     const cpu = (a: Measured, b: Measured) => a.cpuMs === undefined || b.cpuMs === undefined
       ? 'n/a'
       : `${median(a.rounds.map(r => r.cpuMs!)).toFixed(3)} ms against ${median(b.rounds.map(r => r.cpuMs!)).toFixed(3)} ms (${ratio(b, a, r => 1 / r.cpuMs!).toFixed(2)}x)`
+
+    const streamCount = Number(process.env.BENCH_STREAMS ?? 0)
+    if (streamCount > 0) closers.push(await openEventStreams(databaseUrl, appPort, streamCount))
 
     const load0 = loadavg()
     console.info(`[bench] load average before: ${load0.map(l => l.toFixed(2)).join(' ')}; ${rounds} alternating rounds of ${seconds} s per target, ${connections} connections`)
@@ -574,6 +611,7 @@ async function main() {
     console.info(`load average after: ${load1.map(l => l.toFixed(2)).join(' ')} (2 cores; ${rounds} alternating rounds of ${seconds} s per figure, the best shown)`)
   }
   finally {
+    for (const close of closers) close()
     for (const child of children) child.kill('SIGTERM')
     await new Promise(r => setTimeout(r, 500))
     if (process.env.BENCH_KEEP_DATABASE) console.info(`[bench] kept the database ${databaseUrl} (BENCH_KEEP_DATABASE)`)

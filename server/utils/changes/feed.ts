@@ -100,22 +100,33 @@ export async function latestEventId(db: Queryable): Promise<string> {
 }
 
 /**
- * Every team's events after the cursor, oldest first, up to `limit`: the listable ones, and
- * whether a committed event is waiting behind a transaction still open (read again soon).
+ * Every team's events after the cursor, oldest first, up to `limit` rows: the listable ones
+ * (`read`: how many, and `last`, the id of the last, where the next read starts), of which
+ * `events` are those of the given teams (the others' data is not even sent: the hub of an
+ * instance reads every team's events but hands out only its followed teams'), and whether a
+ * later event waits for an earlier transaction to end.
  */
-export async function readAllEvents(db: Queryable, after: string, limit: number): Promise<{ events: StoredEvent[], waiting: boolean }> {
+export async function readAllEvents(db: Queryable, after: string, limit: number, teamIds: string[]): Promise<{ events: StoredEvent[], read: number, last: string | undefined, waiting: boolean }> {
   const from = position(after)
   const { rows } = await db.query<EventRow>(
-    `select ${columns}, e.xid < s.xmin as ready
+    `select e.xid::text as xid, e.id::text as seq, e.team_id, e.table_name, e.type, e.created_at,
+       case when e.team_id = any($4::uuid[]) then e.data end as data, e.actor_id, e.source, e.xid < s.xmin as ready
      from public.record_events e, (select pg_snapshot_xmin(pg_current_snapshot()) as xmin) s
      where (e.xid, e.id) > ($1::text::xid8, $2::bigint)
      order by e.xid, e.id
      limit $3`,
-    [from.xid, from.seq, limit],
+    [from.xid, from.seq, limit, teamIds],
     { prepare: true, isoTimestamps: true },
   )
   const ready = rows.filter(row => row.ready)
-  return { events: ready.map(toStored), waiting: ready.length < rows.length }
+  const followed = new Set(teamIds)
+  const lastRow = ready.at(-1)
+  return {
+    events: ready.filter(row => followed.has(row.team_id)).map(toStored),
+    read: ready.length,
+    last: lastRow ? eventId(lastRow.xid, lastRow.seq) : undefined,
+    waiting: ready.length < rows.length,
+  }
 }
 
 /**
