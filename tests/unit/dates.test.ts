@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { datesFor, knownTimeZone, localeFromHeader } from '../../app/utils/dates'
 import { namingFields } from '../../app/utils/forms'
-import { CreateApiKeyBody } from '../../shared/utils/api-keys'
+import { CreateApiKeyBody } from '#shared/utils/api-keys'
 
 describe('the reader\'s dates', () => {
   it('takes the first locale of Accept-Language that Intl knows, else en-GB', () => {
