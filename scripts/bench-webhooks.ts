@@ -1,11 +1,15 @@
 // npm run bench:webhooks — how fast record events reach a receiver, in one run:
 // - steady: 20 task inserts a second (single-statement transactions, straight to Postgres) for
 //   BENCH_STEADY_SECONDS (default 15); the delay from each insert's commit to its delivery, p50 and p99;
-// - burst: BENCH_EVENTS (default 5,000) inserts, in statements of 100 rows, 16 at a time; events delivered per second, from the
-//   first write to the last delivery;
-// - bare: the same number of record-sized POSTs sent straight to the receiver, 10 at a time, on
-//   keep-alive connections (as real senders do), without outbox or database: the rate the burst is
-//   compared with.
+// - burst: BENCH_EVENTS (default 5,000) tasks inserted in one statement (a bulk import); events
+//   delivered per second from its commit (every event queued at once) to the last delivery: the
+//   sender's rate, the figure compared with bare;
+// - burst with writes: as many inserts again, in statements of 100 rows, 16 at a time; events per
+//   second from the first write to the last delivery, so the writes' own time (their triggers queue
+//   the deliveries) counts too;
+// - bare: the same number of POSTs (a record's body, the app's headers) sent straight to the
+//   receiver by a sender process of its own, 10 at a time, on keep-alive connections (as real
+//   senders do), without outbox or database: the rate the burst is compared with.
 // The app runs as one process, then as two processes on one database. The team has one endpoint
 // subscribed to tasks.created; the receiver on 127.0.0.1 answers 204 at once and keeps connections
 // alive (5 s idle, Node's default), as real receivers do.
@@ -15,7 +19,9 @@
 // (default 1000, as in production: the worker is woken by notifications, the poll is a fallback).
 // BENCH_PROFILE=<dir> makes each app process write a CPU profile (node --cpu-prof) into <dir> when it
 // stops, and the run print when its burst began and ended on the profile's clock, to cut the burst out.
-import { Agent, createServer, request } from 'node:http'
+import { readdirSync, readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { availableParallelism, loadavg } from 'node:os'
 import { resolve } from 'node:path'
@@ -104,6 +110,8 @@ interface Result {
   /** commit-to-delivery at 20 writes a second */
   p50: number
   p99: number
+  /** events per second from the first write of the burst with writes to its last delivery */
+  withWritesPerSecond: number
   /** commit-to-delivery in the burst */
   burstP50: number
   burstP99: number
@@ -111,6 +119,40 @@ interface Result {
 }
 
 const now = () => performance.timeOrigin + performance.now()
+
+/** CPU seconds used so far (user and system) by the Postgres server's processes, by the app processes and by this one (its receiver), read from /proc (Linux; zeros elsewhere). */
+function cpuSeconds(appPids: number[]): { postgres: number, app: number, bench: number } {
+  const ticksPerSecond = 100
+  const ticksOf = (pid: number | string) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) }
+    }
+    catch {
+      return { name: '', ticks: 0 }
+    }
+  }
+  let postgres = 0
+  try {
+    for (const pid of readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
+      const { name, ticks } = ticksOf(pid)
+      if (name === 'postgres') postgres += ticks
+    }
+  }
+  catch {
+    // not Linux
+  }
+  const app = appPids.reduce((sum, pid) => sum + ticksOf(pid).ticks, 0)
+  const { user, system } = process.cpuUsage()
+  return { postgres: postgres / ticksPerSecond, app: app / ticksPerSecond, bench: (user + system) / 1e6 }
+}
+
+/** What the CPU did between two readings, per delivery (ms). */
+function cpuPerEvent(before: ReturnType<typeof cpuSeconds>, after: ReturnType<typeof cpuSeconds>, events: number): string {
+  const ms = (key: keyof typeof before) => (((after[key] - before[key]) * 1000) / events).toFixed(3)
+  return `CPU per event: Postgres ${ms('postgres')} ms, app ${ms('app')} ms, this process (receiver) ${ms('bench')} ms`
+}
 
 /** A time from now() on the monotonic clock in µs, the clock of a CPU profile's startTime and endTime (Linux). */
 function monotonicMicros(at: number): number {
@@ -164,30 +206,42 @@ async function run(processes: number): Promise<Result> {
     await Promise.all(writes)
     const steadyDelays = await delaysOf(receiver, steady)
 
-    // burst
+    // burst: one statement queues every event at once
     const burst = new Map<string, number>()
-    let next = 0
+    const writeStarted = now()
+    await insertTasks(db, 0, eventCount, burst)
     const started = now()
+    const cpuBefore = cpuSeconds(apps.map(app => app.pid))
+    const burstDelays = await delaysOf(receiver, burst)
+    const cpuAfter = cpuSeconds(apps.map(app => app.pid))
+    const finished = Math.max(...[...burst.keys()].map(id => receiver.taskArrivals.get(id)!))
+
+    // burst with writes: statements of 100 rows, 16 at a time, delivered while they are written
+    const withWrites = new Map<string, number>()
+    let next = eventCount
+    const withWritesStarted = now()
     await Promise.all(Array.from({ length: writers }, async () => {
-      while (next < eventCount) {
+      while (next < 2 * eventCount) {
         const first = next
-        next = Math.min(eventCount, next + burstStatementRows)
-        await insertTasks(db, first, next - first, burst)
+        next = Math.min(2 * eventCount, next + burstStatementRows)
+        await insertTasks(db, first, next - first, withWrites)
       }
     }))
     const written = now()
-    const burstDelays = await delaysOf(receiver, burst)
-    const finished = Math.max(...[...burst.keys()].map(id => receiver.taskArrivals.get(id)!))
+    await delaysOf(receiver, withWrites)
+    const withWritesFinished = Math.max(...[...withWrites.keys()].map(id => receiver.taskArrivals.get(id)!))
     const duplicates = receiver.total - receiver.arrivals.size
     const { rows: failures } = await db.query<{ error: string, n: number }>(
       'select error, count(*)::int as n from public.webhook_attempts where error is not null group by error order by n desc limit 5',
     )
     for (const failure of failures) console.log(`  failed attempts: ${failure.n} × ${failure.error}`)
+    console.log(`  ${processes} process(es), the burst: ${cpuPerEvent(cpuBefore, cpuAfter, eventCount)}`)
     if (profileDir) console.log(`  ${processes} process(es): burst on the profiles' clock: ${monotonicMicros(started)} to ${monotonicMicros(finished)} µs`)
-    console.log(`  ${processes} process(es): burst writes took ${((written - started) / 1000).toFixed(1)} s; last delivery ${((finished - started) / 1000).toFixed(1)} s after the first write`)
+    console.log(`  ${processes} process(es): the burst's statement took ${((started - writeStarted) / 1000).toFixed(1)} s, its last delivery came ${((finished - started) / 1000).toFixed(2)} s after its commit; the burst with writes: writes took ${((written - withWritesStarted) / 1000).toFixed(1)} s, last delivery ${((withWritesFinished - withWritesStarted) / 1000).toFixed(1)} s after the first write`)
     return {
       label: `${processes} app process${processes > 1 ? 'es' : ''}`,
       perSecond: eventCount / ((finished - started) / 1000),
+      withWritesPerSecond: eventCount / ((withWritesFinished - withWritesStarted) / 1000),
       p50: percentile(steadyDelays, 0.5),
       p99: percentile(steadyDelays, 0.99),
       burstP50: percentile(burstDelays, 0.5),
@@ -203,29 +257,66 @@ async function run(processes: number): Promise<Result> {
   }
 }
 
-/** The bare baseline: the same number of POSTs of a record-sized body straight to a receiver, 10 in flight on kept connections. */
+/**
+ * The bare sender (run in a process of its own, as the app's sender is, apart from the receiver):
+ * `count` POSTs of `body` with `headers` (JSON in argv) to `url`, 10 in flight on kept connections.
+ * Prints the seconds it took and the CPU seconds it used.
+ */
+const bareSender = `
+import { Agent, request } from 'node:http'
+const [url, count, body, headers] = [new URL(process.argv[1]), Number(process.argv[2]), process.argv[3], JSON.parse(process.argv[4])]
+const agent = new Agent({ keepAlive: true })
+const post = (i) => new Promise((done, fail) => {
+  const req = request(url, { method: 'POST', agent, headers: { ...headers, 'webhook-id': 'bare-' + i } }, (res) => {
+    res.resume()
+    res.on('end', done)
+  })
+  req.on('error', fail)
+  req.end(body)
+})
+let next = 0
+const started = performance.now()
+const cpu = process.cpuUsage()
+await Promise.all(Array.from({ length: 10 }, async () => {
+  while (next < count) await post(next++)
+}))
+const used = process.cpuUsage(cpu)
+console.log(JSON.stringify({ seconds: (performance.now() - started) / 1000, cpu: (used.user + used.system) / 1e6 }))
+agent.destroy()
+`
+
+/**
+ * The bare baseline: the same number of POSTs, with a record's body and the headers the app sends,
+ * straight to the receiver from a sender process of its own (as real senders are), 10 in flight on
+ * kept connections: no outbox, no database.
+ */
 async function bare(): Promise<Result> {
   const receiver = await startReceiver()
-  const url = new URL(receiver.url)
-  const body = JSON.stringify({ type: 'tasks.created', timestamp: new Date().toISOString(), data: { id: '', team_id: ids.team, title: 'Burst 0', status: 'todo', priority: 3 } })
-  const agent = new Agent({ keepAlive: true })
-  const post = (i: number) => new Promise<void>((done, fail) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'webhook-id': `bare-${i}` } }, (res) => {
-      res.resume()
-      res.on('end', () => done())
-    })
-    req.on('error', fail)
-    req.end(body)
+  const at = new Date().toISOString()
+  const body = JSON.stringify({
+    type: 'tasks.created',
+    timestamp: at,
+    data: { id: '00000000-0000-4000-8000-000000000000', title: 'Burst 0', status: 'todo', team_id: ids.team, due_date: null, priority: 3, created_at: at, created_by: ids.user, project_id: null, updated_at: at, assignee_id: null, completed_at: null },
   })
-  let next = 0
-  const started = performance.now()
-  await Promise.all(Array.from({ length: 10 }, async () => {
-    while (next < eventCount) await post(next++)
-  }))
-  const seconds = (performance.now() - started) / 1000
-  agent.destroy()
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'team-workspace-webhooks/1',
+    'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+    'webhook-signature': `v1,${'A'.repeat(43)}=`,
+  }
+  const cpuBefore = cpuSeconds([])
+  const output = await new Promise<string>((done, fail) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', bareSender, receiver.url, String(eventCount), body, JSON.stringify(headers)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let text = ''
+    child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()))
+    child.on('error', fail)
+    child.on('exit', code => (code === 0 ? done(text) : fail(new Error(`The bare sender exited with ${code}`))))
+  })
+  const sender = JSON.parse(output) as { seconds: number, cpu: number }
+  const receiverCpu = ((cpuSeconds([]).bench - cpuBefore.bench) * 1000) / eventCount
+  console.log(`  bare: CPU per event: sender ${((sender.cpu * 1000) / eventCount).toFixed(3)} ms, this process (receiver) ${receiverCpu.toFixed(3)} ms`)
   await receiver.close()
-  return { label: 'bare POSTs (no outbox)', perSecond: eventCount / seconds, p50: 0, p99: 0, burstP50: 0, burstP99: 0, duplicates: 0 }
+  return { label: 'bare POSTs (no outbox)', perSecond: eventCount / sender.seconds, withWritesPerSecond: 0, p50: 0, p99: 0, burstP50: 0, burstP99: 0, duplicates: 0 }
 }
 
 async function main() {
@@ -234,12 +325,13 @@ async function main() {
   const baseline = results[0]!.perSecond
   const ms = (value: number) => `${value.toFixed(0)} ms`
   console.log('')
-  console.log('| Run | Steady p50 | Steady p99 | Burst events/s | vs bare | Burst p50 | Burst p99 | Duplicates |')
-  console.log('|---|---|---|---|---|---|---|---|')
+  console.log('| Run | Steady p50 | Steady p99 | Burst events/s | vs bare | Burst p50 | Burst p99 | With writes events/s | vs bare | Duplicates |')
+  console.log('|---|---|---|---|---|---|---|---|---|---|')
   for (const result of results) {
     const isBare = result === results[0]
     const delays = isBare ? ['—', '—', '—', '—'] : [ms(result.p50), ms(result.p99), ms(result.burstP50), ms(result.burstP99)]
-    console.log(`| ${result.label} | ${delays[0]} | ${delays[1]} | ${result.perSecond.toFixed(0)} | ${(result.perSecond / baseline).toFixed(2)} | ${delays[2]} | ${delays[3]} | ${result.duplicates} |`)
+    const withWrites = isBare ? ['—', '—'] : [result.withWritesPerSecond.toFixed(0), (result.withWritesPerSecond / baseline).toFixed(2)]
+    console.log(`| ${result.label} | ${delays[0]} | ${delays[1]} | ${result.perSecond.toFixed(0)} | ${(result.perSecond / baseline).toFixed(2)} | ${delays[2]} | ${delays[3]} | ${withWrites[0]} | ${withWrites[1]} | ${result.duplicates} |`)
   }
   const targets = results.slice(1).map(result => `${result.label}: p50 ${result.p50 <= 50 ? 'met' : 'MISSED'}, p99 ${result.p99 <= 500 ? 'met' : 'MISSED'}, burst ${result.perSecond / baseline >= 0.5 ? 'met' : 'MISSED'}`)
   console.log(`\nTargets (steady p50 <= 50 ms, p99 <= 500 ms; burst >= 0.5 of bare): ${targets.join('; ')}`)

@@ -55,7 +55,7 @@ describe('register_domain_table', () => {
     const contacts = await pieces('contacts')
     expect(contacts.rls).toEqual([{ relrowsecurity: true }])
     expect(contacts.policies.map(p => p.polname)).toEqual(['chat reads the chat team\'s contacts', 'members read their team\'s contacts'])
-    expect(contacts.triggers.map(t => t.tgname)).toEqual(['activity_log', 'record_events', 'record_webhooks', 'skip_unchanged_update', 'touch_updated_at'])
+    expect(contacts.triggers.map(t => t.tgname)).toEqual(['activity_log', 'record_events', 'record_events_created', 'record_events_deleted', 'record_webhooks', 'record_webhooks_created', 'record_webhooks_deleted', 'skip_unchanged_update', 'touch_updated_at'])
     expect(contacts.grants).toEqual(expect.arrayContaining([{ grantee: 'authenticated', privilege_type: 'SELECT' }, { grantee: 'chat_reader', privilege_type: 'SELECT' }]))
     expect(contacts.updatedAt).toEqual([{ type: 'timestamp(3) with time zone', default: expect.stringContaining('date_trunc') }])
   })

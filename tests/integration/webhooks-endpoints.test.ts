@@ -144,6 +144,42 @@ describe('record events', () => {
     expect(new Set([...tasksOnly!.received, ...everything!.received].map(delivery => delivery.id)).size).toBe(7)
   })
 
+  it('deliver one event per row of a write of many rows, each with its own row, and the change feed lists each', async () => {
+    const team = await newTeam()
+    const receiver = await receiverFor(team.secret)
+    await addEndpoint(team.owner, team.teamId, receiver.url, ['tasks.created', 'tasks.deleted'])
+
+    const created = await team.api.post('/api/v1/tasks', [{ title: 'Bulk 1' }, { title: 'Bulk 2', priority: 1 }, { title: 'Bulk 3' }])
+    expect(created.status).toBe(201)
+    const ids = (created.body as { id: string }[]).map(row => row.id)
+    expect(ids).toHaveLength(3)
+    const deleted = await team.api.delete(`/api/v1/tasks?id=in.(${ids.join(',')})`)
+    expect(deleted.status).toBe(204)
+
+    await receiver.waitFor(6)
+    await allSettled(team.teamId)
+    expect(receiver.received.every(delivery => delivery.verifyError === null)).toBe(true)
+    const payloads = receiver.received.map(delivery => delivery.payload!)
+    const byType = (type: string) => payloads.filter(payload => payload.type === type).map(payload => payload.data)
+    expect(byType('tasks.created').map(row => row.title).sort()).toEqual(['Bulk 1', 'Bulk 2', 'Bulk 3'])
+    expect(byType('tasks.created').find(row => row.title === 'Bulk 2')).toMatchObject({ id: ids[1], team_id: team.teamId, priority: 1 })
+    expect(byType('tasks.deleted').map(row => row.id).sort()).toEqual([...ids].sort())
+    // timestamps in the API's form, UTC with Z
+    for (const row of [...byType('tasks.created'), ...byType('tasks.deleted')]) {
+      expect(row.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+      expect(row.updated_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    }
+    expect(new Set(receiver.received.map(delivery => delivery.id)).size).toBe(6)
+
+    const { rows: events } = await app.db.query<{ type: string, record_id: string, source: string }>(
+      `select type, record_id, source from public.record_events where team_id = $1 and table_name = 'tasks' order by xid, id`,
+      [team.teamId],
+    )
+    expect(events.filter(event => event.type === 'tasks.created').map(event => event.record_id)).toEqual(ids)
+    expect(events.filter(event => event.type === 'tasks.deleted').map(event => event.record_id).sort()).toEqual([...ids].sort())
+    expect(events.every(event => event.source === 'api')).toBe(true)
+  })
+
   it('send invitation events to subscribed endpoints and to the team webhook_url as before', async () => {
     const team = await newTeam()
     const [receiverUrl, invitations, tasks] = await Promise.all([1, 2, 3].map(() => receiverFor(team.secret)))

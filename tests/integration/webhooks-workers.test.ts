@@ -114,7 +114,7 @@ describe('webhook workers', () => {
     const watched: Database = Object.create(own.db, {
       query: {
         value: (text: string, params?: unknown[]) => {
-          if (text.includes('set status = \'delivering\'')) sent.claims++
+          if (text.includes('claim_webhook_deliveries(')) sent.claims++
           if (text.includes('insert into public.webhook_attempts')) sent.records++
           return own.db.query(text, params)
         },
