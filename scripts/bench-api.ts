@@ -36,12 +36,12 @@
 // comparison alone (the prepared bare handler, the app and BENCH_ALSO's builds).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import http from 'node:http'
 import { createServer as createNetServer } from 'node:net'
 import pg from 'pg'
+import { postgresCpuMs, processCpuMs } from './bench-cpu'
 import { benchDatabase } from './bench-database'
 import { generateApiKey, hashApiKey, keyIsValidSql } from '../server/utils/api-keys'
 import { createDatabase } from '../server/utils/db-drivers'
@@ -250,31 +250,19 @@ async function openEventStreams(databaseUrl: string, appPort: number, count: num
   }
 }
 
-interface Result { requests: number, rps: number, p50: number, p99: number, errors: number, cpuMs?: number }
+interface Result {
+  requests: number
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+  cpuMs?: number
+  /** the Postgres server's CPU per request (ms) in the same time */
+  postgresMs?: number
+}
 
 /** A request to load, and the server process answering it (for its CPU time per request). */
 interface Target { url: string, headers: Record<string, string>, body?: string, pid?: number }
-
-/**
- * The CPU time (user + system, in ms) a process has used so far, from /proc (Linux); undefined
- * elsewhere. Unlike requests per second on a shared machine, a server's CPU time per request
- * hardly changes with what else the machine runs: it is the figure to compare the app's own
- * work with the bare handler's.
- */
-function cpuMsOf(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // the fields after the command name (which is in brackets and may hold spaces); utime and stime are the 14th and 15th fields
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 1000 / clockTicks
-  }
-  catch {
-    return undefined
-  }
-}
-// USER_HZ: 100 on every Linux that matters here (getconf CLK_TCK)
-const clockTicks = 100
 
 /** Keeps `connections` keep-alive requests in flight for `duration` seconds and measures each 2xx. */
 async function load(target: Target, duration: number): Promise<Result> {
@@ -303,15 +291,17 @@ async function load(target: Target, duration: number): Promise<Result> {
     while (performance.now() < deadline) await once()
   }
   const began = performance.now()
-  const cpuBefore = cpuMsOf(target.pid)
+  const cpuBefore = processCpuMs(target.pid)
+  const postgresBefore = postgresCpuMs()
   await Promise.all(Array.from({ length: connections }, worker))
   const elapsed = (performance.now() - began) / 1000
-  const cpuAfter = cpuMsOf(target.pid)
+  const cpuAfter = processCpuMs(target.pid)
+  const postgresAfter = postgresCpuMs()
   agent.destroy()
   latencies.sort((a, b) => a - b)
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN
-  const cpuMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / Math.max(1, latencies.length + errors)
-  return { requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, cpuMs }
+  const perRequest = (before?: number, after?: number) => before === undefined || after === undefined ? undefined : (after - before) / Math.max(1, latencies.length + errors)
+  return { requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, cpuMs: perRequest(cpuBefore, cpuAfter), postgresMs: perRequest(postgresBefore, postgresAfter) }
 }
 
 /** Sends `count` requests one after the other (for pages too slow to load in parallel). */
@@ -329,7 +319,7 @@ async function timedOneByOne(target: Target, count: number): Promise<Result> {
 }
 
 const row = (label: string, r: Result) =>
-  `${label.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(1).padStart(7)} ms   p99 ${r.p99.toFixed(1).padStart(7)} ms   (${r.requests} ok, ${r.errors} errors)${r.cpuMs === undefined ? '' : `   server CPU ${r.cpuMs.toFixed(3)} ms/request`}`
+  `${label.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(1).padStart(7)} ms   p99 ${r.p99.toFixed(1).padStart(7)} ms   (${r.requests} ok, ${r.errors} errors)${r.cpuMs === undefined ? '' : `   server CPU ${r.cpuMs.toFixed(3)} ms/request`}${r.postgresMs === undefined ? '' : `, Postgres ${r.postgresMs.toFixed(3)} ms`}`
 const best = (list: Result[]) => list.reduce((a, b) => (b.rps > a.rps ? b : a))
 
 /** Alternates the targets over the rounds (the machine may be shared) and keeps each one's best. */
@@ -527,6 +517,11 @@ async function main() {
       ? 'n/a'
       : `${median(a.rounds.map(r => r.cpuMs!)).toFixed(3)} ms against ${median(b.rounds.map(r => r.cpuMs!)).toFixed(3)} ms (${ratio(b, a, r => 1 / r.cpuMs!).toFixed(2)}x)`
 
+    // the same for the Postgres server's CPU in the target's rounds
+    const postgresCpu = (a: Measured, b: Measured) => a.postgresMs === undefined || b.postgresMs === undefined
+      ? 'n/a'
+      : `${median(a.rounds.map(r => r.postgresMs!)).toFixed(3)} ms against ${median(b.rounds.map(r => r.postgresMs!)).toFixed(3)} ms`
+
     const streamCount = Number(process.env.BENCH_STREAMS ?? 0)
     if (streamCount > 0) closers.push(await openEventStreams(databaseUrl, appPort, streamCount))
 
@@ -541,7 +536,7 @@ async function main() {
       const labelled: [string, Measured][] = [['app', appResult], ...also.map((other, i): [string, Measured] => [other.label, alsoResults[i]!])]
       console.info(row(`${only}, bare, prepared`, bareResult))
       for (const [label, measured] of labelled) {
-        console.info(row(`${only}, ${label}`.slice(-34), measured), `ratio ${ratio(measured, bareResult).toFixed(2)}, CPU per request ${cpu(measured, bareResult)}`)
+        console.info(row(`${only}, ${label}`.slice(-34), measured), `ratio ${ratio(measured, bareResult).toFixed(2)}, CPU per request ${cpu(measured, bareResult)}, Postgres ${postgresCpu(measured, bareResult)}`)
       }
       return
     }
@@ -597,11 +592,12 @@ async function main() {
     const both = (a: Measured, b: Measured) => `${ratio(a, b).toFixed(2)} [${(a.rps / b.rps).toFixed(2)}]`
     console.info(`read  app / bare (prepared):   ${verdict(ratio(readApp, readPrepared), 0.9)} [${(readApp.rps / readPrepared.rps).toFixed(2)}]; against the unprepared bare handler ${both(readApp, readBare)}`)
     console.info(`write app / bare (plain prepared INSERT, same answer): ${verdict(ratio(writeApp, writeJoined), 0.8)} [${(writeApp.rps / writeJoined.rps).toFixed(2)}]; against the app's statement run bare (prepared) ${both(writeApp, writePrepared)}; unprepared ${both(writeApp, writeBare)}; against a plain INSERT answering the row alone ${both(writeApp, writePlainPrepared)}`)
-    console.info(`recording: API log on / off, same build, same rounds: read ${verdict(ratio(readApp, readOff), 0.95)}, write ${verdict(ratio(writeApp, writeOff), 0.95)}; server CPU per read ${cpu(readApp, readOff)}, per write ${cpu(writeApp, writeOff)}`)
+    console.info(`recording: API log on / off, same build, same rounds: read ${verdict(ratio(readApp, readOff), 0.95)}, write ${verdict(ratio(writeApp, writeOff), 0.95)}; server CPU per read ${cpu(readApp, readOff)}, per write ${cpu(writeApp, writeOff)}; Postgres CPU per read ${postgresCpu(readApp, readOff)}, per write ${postgresCpu(writeApp, writeOff)}`)
     // the most any design with a key statement of its own can reach: the bare handler plus that statement
     console.info(`key statement alone: bare + key / bare (prepared): read ${both(readKeyed, readPrepared)}, write ${both(writeKeyed, writePrepared)}; app / (bare + key): read ${both(readApp, readKeyed)}, write ${both(writeApp, writeKeyed)}`)
     // the server's own CPU time per request: the app's work beside the bare handler's, whatever the load
     console.info(`server CPU per request (median over the rounds): read app ${cpu(readApp, readPrepared)}; write app ${cpu(writeApp, writePrepared)}; floor app ${cpu(floorApp, floorBare)}`)
+    console.info(`Postgres CPU per request (median over the rounds): read app ${postgresCpu(readApp, readPrepared)}; write app ${postgresCpu(writeApp, writeJoined)} (plain prepared INSERT)`)
     const extraMs = (a: Measured, b: Measured) => median(a.rounds.map(r => r.cpuMs ?? Number.NaN)) - median(b.rounds.map(r => r.cpuMs ?? Number.NaN))
     console.info(`the app's extra CPU per request over the bare handler: read ${extraMs(readApp, readPrepared).toFixed(3)} ms, write ${extraMs(writeApp, writePrepared).toFixed(3)} ms, of which the framework's floor (the same for every request) ${extraMs(floorApp, floorBare).toFixed(3)} ms`)
     for (const [i, other] of also.entries()) {

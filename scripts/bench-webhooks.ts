@@ -19,13 +19,13 @@
 // (default 1000, as in production: the worker is woken by notifications, the poll is a fallback).
 // BENCH_PROFILE=<dir> makes each app process write a CPU profile (node --cpu-prof) into <dir> when it
 // stops, and the run print when its burst began and ended on the profile's clock, to cut the burst out.
-import { readdirSync, readFileSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { availableParallelism, loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import pg from 'pg'
+import { postgresCpuMs, processCpuMs } from './bench-cpu'
 import { startApp, type TestApp } from '../tests/support/app'
 
 process.env.TEST_DB_KIND = 'postgres'
@@ -120,32 +120,11 @@ interface Result {
 
 const now = () => performance.timeOrigin + performance.now()
 
-/** CPU seconds used so far (user and system) by the Postgres server's processes, by the app processes and by this one (its receiver), read from /proc (Linux; zeros elsewhere). */
+/** CPU seconds used so far (user and system) by the Postgres server's processes, by the app processes and by this one (its receiver); zeros where /proc is missing. */
 function cpuSeconds(appPids: number[]): { postgres: number, app: number, bench: number } {
-  const ticksPerSecond = 100
-  const ticksOf = (pid: number | string) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) }
-    }
-    catch {
-      return { name: '', ticks: 0 }
-    }
-  }
-  let postgres = 0
-  try {
-    for (const pid of readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
-      const { name, ticks } = ticksOf(pid)
-      if (name === 'postgres') postgres += ticks
-    }
-  }
-  catch {
-    // not Linux
-  }
-  const app = appPids.reduce((sum, pid) => sum + ticksOf(pid).ticks, 0)
+  const app = appPids.reduce((sum, pid) => sum + (processCpuMs(pid) ?? 0), 0)
   const { user, system } = process.cpuUsage()
-  return { postgres: postgres / ticksPerSecond, app: app / ticksPerSecond, bench: (user + system) / 1e6 }
+  return { postgres: (postgresCpuMs() ?? 0) / 1000, app: app / 1000, bench: (user + system) / 1e6 }
 }
 
 /** What the CPU did between two readings, per delivery (ms). */
