@@ -33,7 +33,8 @@
 // folder>[,<build folder>…] starts other builds of the app (each an APP_BUILD_DIR, e.g. of another
 // commit) on the same database and measures them in the read and write rounds beside this one, to
 // compare two versions of the code under the same load. BENCH_ONLY=read or write runs that
-// comparison alone (the prepared bare handler, the app and BENCH_ALSO's builds).
+// comparison alone (the prepared bare handler, the app, the app with the API log off and BENCH_ALSO's
+// builds); with BENCH_PROFILE, the log-off process writes its profile into <folder>/log-off.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
@@ -477,7 +478,7 @@ async function main() {
 
     // the same build with the API log off, on the same database
     const offPort = await freePort()
-    children.push(await start([entry], { ...appEnv(offPort), API_LOG: 'off' }, `http://127.0.0.1:${offPort}/api/health`))
+    children.push(await start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/log-off`] : []), entry], { ...appEnv(offPort), API_LOG: 'off' }, `http://127.0.0.1:${offPort}/api/health`))
     const recordingOff = (target: Target): Target => ({ ...target, url: target.url.replace(`:${appPort}/`, `:${offPort}/`), pid: children[2]!.pid })
     const joinedCheck = await fetch(`http://127.0.0.1:${minimalPort}/api/v1/tasks?joined&prepared`, { method: 'POST', body: JSON.stringify(newTask) })
     if ((await joinedCheck.json() as Record<string, unknown>).project_name !== 'Benchmark') throw new Error('The bare joined INSERT does not answer the joined names')
@@ -527,13 +528,13 @@ async function main() {
 
     const load0 = loadavg()
     console.info(`[bench] load average before: ${load0.map(l => l.toFixed(2)).join(' ')}; ${rounds} alternating rounds of ${seconds} s per target, ${connections} connections`)
-    // BENCH_ONLY=read|write: that comparison alone (the prepared bare handler, the app and BENCH_ALSO), for a quick look or a profile
+    // BENCH_ONLY=read|write: that comparison alone (the prepared bare handler, the app, the app with the log off and BENCH_ALSO), for a quick look or a profile
     const only = process.env.BENCH_ONLY
     if (only === 'read' || only === 'write') {
       const base = only === 'read' ? app(path, keys.key) : app('/api/v1/tasks', keys.key, newTask)
       const bare = only === 'read' ? minimal(`${path}&prepared`) : minimal('/api/v1/tasks?same&prepared', newTask)
-      const [bareResult, appResult, ...alsoResults] = await compare([bare, base, ...alsoTargets(base)]) as [Measured, Measured, ...Measured[]]
-      const labelled: [string, Measured][] = [['app', appResult], ...also.map((other, i): [string, Measured] => [other.label, alsoResults[i]!])]
+      const [bareResult, appResult, offResult, ...alsoResults] = await compare([bare, base, recordingOff(base), ...alsoTargets(base)]) as [Measured, Measured, Measured, ...Measured[]]
+      const labelled: [string, Measured][] = [['app', appResult], ['app, API log off', offResult], ...also.map((other, i): [string, Measured] => [other.label, alsoResults[i]!])]
       console.info(row(`${only}, bare, prepared`, bareResult))
       for (const [label, measured] of labelled) {
         console.info(row(`${only}, ${label}`.slice(-34), measured), `ratio ${ratio(measured, bareResult).toFixed(2)}, CPU per request ${cpu(measured, bareResult)}, Postgres ${postgresCpu(measured, bareResult)}`)

@@ -9,12 +9,18 @@ import { readdirSync, readFileSync } from 'node:fs'
 // USER_HZ: 100 on every Linux that matters here (getconf CLK_TCK)
 const clockTicks = 100
 
-function statOf(pid: number | string): { name: string, ms: number } | undefined {
+/** A process's name, its CPU time and that of its exited children it has waited for (ms). */
+function statOf(pid: number | string): { name: string, ms: number, childrenMs: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // the fields after the command name (which is in brackets and may hold spaces); utime and stime are the 14th and 15th fields
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ms: ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks }
+    // the fields after the command name (which is in brackets and may hold spaces): utime, stime,
+    // cutime and cstime are the 14th to 17th fields
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number)
+    return {
+      name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      ms: ((fields[11]! + fields[12]!) * 1000) / clockTicks,
+      childrenMs: ((fields[13]! + fields[14]!) * 1000) / clockTicks,
+    }
   }
   catch {
     return undefined
@@ -27,9 +33,9 @@ export function processCpuMs(pid: number | undefined): number | undefined {
 }
 
 /**
- * The CPU time (ms) the Postgres server's processes have used so far, those running now (a
- * backend that exits between two readings takes its time with it: the benches keep their
- * connections open).
+ * The CPU time (ms) the Postgres server's processes have used so far: those running now, and those
+ * that have exited (the server's main process waits for each of its backends, which adds their
+ * time to its children's).
  */
 export function postgresCpuMs(): number | undefined {
   let names: string[]
@@ -42,7 +48,7 @@ export function postgresCpuMs(): number | undefined {
   let total = 0
   for (const pid of names) {
     const stat = statOf(pid)
-    if (stat?.name === 'postgres') total += stat.ms
+    if (stat?.name === 'postgres') total += stat.ms + stat.childrenMs
   }
   return total
 }
