@@ -146,38 +146,39 @@ function controlsOutside(page: Page) {
   })
 }
 
-async function check(browser: Browser, entry: PageCase, problems: string[]) {
+async function check(browser: Browser, entry: PageCase, scheme: typeof schemes[number], problems: string[]) {
   const path = entry.path(seed)
-  for (const scheme of schemes) {
-    const context = await browser.newContext({ colorScheme: scheme, viewport: { width: widths[0]!, height: 844 } })
-    if (sessions[entry.role]) {
-      const [name, value] = sessions[entry.role].split('=')
-      await context.addCookies([{ name: name!, value: value!, url: app.url }])
-    }
-    const page = await context.newPage()
-    await openPage(page, app.url, path)
-    await expect(page, `${path} as ${entry.role}`).toHaveURL(`${app.url}${path}`)
-    await entry.setup?.(page)
-    for (const width of widths) {
-      await page.setViewportSize({ width, height: width < 800 ? 844 : 900 })
-      await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
-      const where = `${path} as ${entry.role} at ${width}px ${scheme}`
-      const { violations } = await new AxeBuilder({ page }).analyze()
-      for (const violation of violations.filter(found => found.impact === 'critical' || found.impact === 'serious')) {
-        problems.push(`${where}: ${violation.id} (${violation.impact}) ${violation.nodes.slice(0, 3).map(node => node.target.join(' ')).join(', ')}`)
-      }
-      for (const control of await controlsOutside(page)) problems.push(`${where}: ${control} is outside the viewport`)
-    }
-    await context.close()
+  const context = await browser.newContext({ colorScheme: scheme, viewport: { width: widths[0]!, height: 844 } })
+  if (sessions[entry.role]) {
+    const [name, value] = sessions[entry.role].split('=')
+    await context.addCookies([{ name: name!, value: value!, url: app.url }])
   }
+  const page = await context.newPage()
+  await openPage(page, app.url, path)
+  await expect(page, `${path} as ${entry.role}`).toHaveURL(`${app.url}${path}`)
+  await entry.setup?.(page)
+  for (const width of widths) {
+    await page.setViewportSize({ width, height: width < 800 ? 844 : 900 })
+    await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
+    const where = `${path} as ${entry.role} at ${width}px ${scheme}`
+    const { violations } = await new AxeBuilder({ page }).analyze()
+    for (const violation of violations.filter(found => found.impact === 'critical' || found.impact === 'serious')) {
+      problems.push(`${where}: ${violation.id} (${violation.impact}) ${violation.nodes.slice(0, 3).map(node => node.target.join(' ')).join(', ')}`)
+    }
+    for (const control of await controlsOutside(page)) problems.push(`${where}: ${control} is outside the viewport`)
+  }
+  await context.close()
 }
 
+// one test per page and colour scheme (three widths each), so that a slow page stays well inside a test's time on a busy machine
 for (const entry of pages) {
-  test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id' })} as ${entry.role}${entry.setup ? ` (${entry.setup.name})` : ''}`, async ({ browser }) => {
-    const problems: string[] = []
-    await check(browser, entry, problems)
-    expect(problems).toEqual([])
-  })
+  for (const scheme of schemes) {
+    test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id' })} as ${entry.role}${entry.setup ? ` (${entry.setup.name})` : ''}, ${scheme}`, async ({ browser }) => {
+      const problems: string[] = []
+      await check(browser, entry, scheme, problems)
+      expect(problems).toEqual([])
+    })
+  }
 }
 
 test('at 390 px each activity row\'s history button is on the screen, with records and people of long names', async ({ browser }) => {
