@@ -2,6 +2,7 @@
 import { createHmac } from 'node:crypto'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
+import { urlToHttpOptions } from 'node:url'
 import type { Database } from './db-drivers'
 import { guardedAgents, isPrivateLiteral, privateNetworksAllowed, type GuardedAgents } from './url-guard'
 import { setting } from './settings'
@@ -98,20 +99,30 @@ function signature(secret: string, id: string, timestamp: string, body: string):
   return `v1,${createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.${body}`).digest('base64')}`
 }
 
-/** Decoded secrets by their text: a burst signs thousands of deliveries with one team's secret. */
-const signingKeys = new Map<string, Buffer>()
-
-function signingKey(secret: string): Buffer {
-  let key = signingKeys.get(secret)
-  if (!key) {
-    key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64')
-    if (!key.length) throw new Error('The webhook secret is empty')
-    // teams' secrets (and the previous ones during a rotation); a rotated-out one is dropped with the rest
-    if (signingKeys.size >= 1000) signingKeys.clear()
-    signingKeys.set(secret, key)
+/**
+ * `compute(text)`, kept by its text for the next call: a burst signs thousands of deliveries with
+ * one team's secret and sends them to one URL. At most `size` are kept; then all are dropped (a
+ * rotated-out secret or a changed URL goes with the rest).
+ */
+function keptByText<T>(size: number, compute: (text: string) => T): (text: string) => T {
+  const kept = new Map<string, T>()
+  return (text) => {
+    let value = kept.get(text)
+    if (value === undefined) {
+      value = compute(text)
+      if (kept.size >= size) kept.clear()
+      kept.set(text, value)
+    }
+    return value
   }
-  return key
 }
+
+/** A secret's key bytes (base64 after `whsec_`). */
+const signingKey = keptByText(1000, (secret) => {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64')
+  if (!key.length) throw new Error('The webhook secret is empty')
+  return key
+})
 
 /** Standard Webhooks headers; after a rotation the signature header holds both signatures, space-separated. */
 function signedHeaders(delivery: ClaimedDelivery, secret: string): Record<string, string> {
@@ -155,7 +166,8 @@ function agentsFor(settings: WebhookSettings): GuardedAgents {
  * connection that the receiver closed just as it was reused (ECONNRESET before any answer) is
  * retried once on a new connection, as a receiver closing idle connections is normal.
  */
-function post(url: URL, headers: Record<string, string>, body: string, settings: WebhookSettings, agents: GuardedAgents = agentsFor(settings), isRetry = false): Promise<PostAnswer> {
+function post(target: ReturnType<typeof receiverTarget>, headers: Record<string, string>, body: string, settings: WebhookSettings, agents: GuardedAgents = agentsFor(settings), isRetry = false): Promise<PostAnswer> {
+  const { url, options } = target
   return new Promise((resolve, reject) => {
     if (isPrivateLiteral(url, settings.allowPrivateNetworks)) {
       return reject(new Error(`${url.hostname} is a private address`))
@@ -164,7 +176,7 @@ function post(url: URL, headers: Record<string, string>, body: string, settings:
     const send = isHttps ? httpsRequest : httpRequest
     headers['content-length'] = String(Buffer.byteLength(body))
     const request = send({
-      ...requestTarget(url),
+      ...options,
       method: 'POST',
       headers,
       agent: isHttps ? agents.https : agents.http,
@@ -182,7 +194,7 @@ function post(url: URL, headers: Record<string, string>, body: string, settings:
     request.on('close', () => clearTimeout(timer))
     request.on('error', (error: NodeJS.ErrnoException) => {
       if (!isRetry && request.reusedSocket && error.code === 'ECONNRESET') {
-        resolve(post(url, headers, body, settings, agents, true))
+        resolve(post(target, headers, body, settings, agents, true))
         return
       }
       reject(error)
@@ -191,37 +203,18 @@ function post(url: URL, headers: Record<string, string>, body: string, settings:
   })
 }
 
-/** A URL's parts as request options (what node would work out from the URL on every request). */
-function requestTarget(url: URL) {
-  return {
-    protocol: url.protocol,
-    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-    port: url.port,
-    path: `${url.pathname}${url.search}`,
-    auth: url.username || url.password ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined,
-  }
-}
-
-/** Parsed receiver URLs by their text: a burst sends thousands of deliveries to one. */
-const parsedUrls = new Map<string, URL>()
-
-function parsedUrl(text: string): URL {
-  let url = parsedUrls.get(text)
-  if (!url) {
-    url = new URL(text)
-    if (parsedUrls.size >= 1000) parsedUrls.clear()
-    parsedUrls.set(text, url)
-  }
-  return url
-}
+/** A receiver URL, and the request options node would work out from it on every request. */
+const receiverTarget = keptByText(1000, (text) => {
+  const url = new URL(text)
+  return { url, options: urlToHttpOptions(url) }
+})
 
 async function attemptDelivery(delivery: ClaimedDelivery, settings: WebhookSettings): Promise<AttemptOutcome> {
   const started = Date.now()
   try {
     if (!delivery.url) throw new Error(delivery.endpoint_id ? 'The endpoint was deleted' : 'The team has no webhook URL')
     if (!delivery.secret) throw new Error('The team has no webhook secret')
-    const url = parsedUrl(delivery.url)
-    const answer = await post(url, signedHeaders(delivery, delivery.secret), delivery.body, settings)
+    const answer = await post(receiverTarget(delivery.url), signedHeaders(delivery, delivery.secret), delivery.body, settings)
     return { statusCode: answer.statusCode, responseBody: answer.body, error: null, durationMs: Date.now() - started }
   }
   catch (error) {
