@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadMigrationFiles } from '../../scripts/load-migrations'
 import { startApp, type TestApp } from '../support/app'
 import { Client, teamWithRoles } from '../support/http'
 
@@ -6,9 +7,19 @@ import { Client, teamWithRoles } from '../support/http'
 // sign-in page) a production build never does, even with the demo account seeded.
 let app: TestApp
 beforeAll(async () => {
-  app = await startApp({ NUXT_SEED_DEMO: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '' })
+  // on an empty database, as a first start is: the app applies every migration itself
+  app = await startApp({ NUXT_SEED_DEMO: 'true', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '' }, { emptyDatabase: true })
 })
 afterAll(() => app?.stop())
+
+describe('a first start', () => {
+  it('applies every migration to an empty database, and says so', async () => {
+    const migrations = loadMigrationFiles()
+    const { rows } = await app.db.query<{ name: string }>('select name from public.schema_migrations order by version')
+    expect(rows.map(row => row.name)).toEqual(migrations.map(migration => migration.name))
+    expect(app.output.join('')).toContain(`[db] Applied ${migrations.length} migration(s)`)
+  })
+})
 
 describe('a production build', () => {
   it('refuses webhook URLs on private addresses when WEBHOOK_ALLOW_PRIVATE_NETWORKS is not set', async () => {

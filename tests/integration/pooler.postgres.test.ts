@@ -22,7 +22,8 @@ let teamId: string
 let api: KeyClient
 
 beforeAll(async () => {
-  database = await createServerDatabase()
+  // empty: the app applies the migrations itself, on the direct connection
+  database = await createServerDatabase({ empty: true })
   bouncer = await startPgbouncer(database.url, { poolSize: 4 })
   receiver = await startWebhookReceiver()
   model = await startScriptedModel()

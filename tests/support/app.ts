@@ -4,7 +4,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import pg from 'pg'
-import { createServerDatabase, databaseKind } from './database'
+import { copyPgliteTemplate, createServerDatabase, databaseKind } from './database'
 
 export interface TestApp {
   /** Base URL of the running app, e.g. http://127.0.0.1:41234 */
@@ -31,6 +31,8 @@ export interface StartOptions {
   databaseUrl?: string
   /** Flags for node before the app's entry (e.g. --cpu-prof, which NODE_OPTIONS may not carry). */
   nodeArgs?: string[]
+  /** Start on an empty database, which the app migrates itself (else a copy of the migrated template). */
+  emptyDatabase?: boolean
 }
 
 /** A free TCP port on 127.0.0.1. */
@@ -67,8 +69,9 @@ async function waitUntilUp(url: string, child: ChildProcess, output: string[]) {
 }
 
 /**
- * Starts the built app (.output) on a fresh database of the current kind: PGlite in a temporary
- * folder (reachable for assertions through its socket), or a new database on TEST_DATABASE_URL.
+ * Starts the built app (.output) on a fresh database of the current kind, a copy of the migrated
+ * template unless `emptyDatabase`: PGlite in a temporary folder (reachable for assertions through
+ * its socket), or a new database on TEST_DATABASE_URL.
  */
 export async function startApp(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestApp> {
   const kind = options.databaseUrl ? 'postgres' : databaseKind()
@@ -82,6 +85,7 @@ export async function startApp(env: Record<string, string> = {}, options: StartO
     const folder = mkdtempSync(join(tmpdir(), 'tws-test-'))
     const socketPort = await freePort()
     dbEnv.NUXT_PGLITE_DATA_DIR = join(folder, 'db')
+    if (!options.emptyDatabase) await copyPgliteTemplate(dbEnv.NUXT_PGLITE_DATA_DIR)
     dbEnv.NUXT_PGLITE_SOCKET_PORT = String(socketPort)
     dbUrl = `postgres://postgres@127.0.0.1:${socketPort}/postgres`
     cleanup = async () => rmSync(folder, { recursive: true, force: true })
@@ -92,7 +96,7 @@ export async function startApp(env: Record<string, string> = {}, options: StartO
     cleanup = async () => {}
   }
   else {
-    const server = await createServerDatabase()
+    const server = await createServerDatabase({ empty: options.emptyDatabase })
     dbEnv.NUXT_DATABASE_URL = server.url
     dbUrl = server.url
     cleanup = server.drop

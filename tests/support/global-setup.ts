@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { outputDir } from './app'
+import { pgliteTemplate, serverTemplate } from './database'
 
 const sources = ['app', 'server', 'shared', 'supabase', 'nuxt.config.ts', 'package-lock.json']
 
@@ -12,8 +13,18 @@ function newestSourceTime(path: string): number {
   return Math.max(stat.mtimeMs, ...readdirSync(path).map(name => newestSourceTime(join(path, name))))
 }
 
-/** Route tests run the built app: build it when .output is missing or older than the sources. */
+/**
+ * Route tests run the built app: build it when .output is missing or older than the sources. Then
+ * the migrated templates that test databases copy are made (once per set of migrations), before
+ * any test file asks for one.
+ */
 export default async function setup() {
+  await buildWhenChanged()
+  await pgliteTemplate()
+  if (process.env.TEST_DATABASE_URL) await serverTemplate()
+}
+
+async function buildWhenChanged() {
   const entry = join(outputDir, 'server/index.mjs')
   const lock = `${outputDir}.lock`
   // one build at a time for one output folder (two vitest projects, or vitest and Playwright)
