@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import pg from 'pg'
 import { createDatabase, type Database, type Queryable } from '../../server/utils/db-drivers'
 import { runMigrations } from '../../server/utils/migrations'
@@ -26,9 +26,13 @@ function serverUrl(): string {
   return url
 }
 
-/** What identifies the current migrations (their names and text): a template made from others is not used. */
+/**
+ * What identifies the current migrations (their names and text) and the embedded database's
+ * version (its folder's format): a template made from others is not used.
+ */
 function migrationsKey(): string {
   const hash = createHash('sha256')
+  hash.update(JSON.parse(readFileSync('node_modules/@electric-sql/pglite/package.json', 'utf8')).version)
   for (const migration of loadMigrationFiles()) hash.update(`${migration.name}\0${migration.sql}\0`)
   return hash.digest('hex').slice(0, 16)
 }
@@ -102,6 +106,10 @@ export async function pgliteTemplate(): Promise<string> {
       await db.close()
     }
     renameSync(building, folder)
+    // templates of earlier migrations go
+    for (const name of readdirSync(tmpdir())) {
+      if (name.startsWith('tws-pglite-template-') && !name.startsWith(basename(folder))) rmSync(join(tmpdir(), name), { recursive: true, force: true })
+    }
     return folder
   }
   finally {
