@@ -138,12 +138,24 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
   const catalog = await catalogOf(pool)
   const listSql = listRecordsSql(catalog.get('tasks')!, catalog)
   const insertSql = `with audit_context as materialized (select set_config('app.actor_id', $6, true), set_config('app.team_id', $7, true),
-      set_config('app.source', 'api', true), set_config('app.api_key_id', $8, true))
+      set_config('app.source', 'api', true), set_config('app.api_key_id', $8, true), set_config('app.notify_after_commit', 'on', true))
     insert into public.tasks (team_id, created_by, title, priority, project_id) select $1, $2, $3, $4, $5 from audit_context returning *`
   // ?joined: the plain INSERT answering what the app answers, the row with its joined names
   const joinedInsertSql = `${insertSql.replace(/\n\s+insert into /, ', inserted as (insert into ').replace(/returning \*$/, 'returning *)')}
     ${recordSelectTemplate(catalog.get('tasks')!, catalog).replace('%SOURCE%', 'inserted')}`
   const context = auditContextValues({ actorId: ids.user, teamId: ids.team, source: 'api', apiKeyId })
+  // Every INSERT here says, as the app's do (app.notify_after_commit), that the change feed's
+  // notification comes after its commit: one for all the writes of 5 ms, as the app sends it, so
+  // that listeners hear of these writes as they hear of the app's, for the same work in the database.
+  let isAnnouncing = false
+  const announce = () => {
+    if (isAnnouncing) return
+    isAnnouncing = true
+    setTimeout(() => {
+      isAnnouncing = false
+      pool.query(`select pg_notify('record_events', '')`).catch(() => {})
+    }, 5)
+  }
   http.createServer(async (request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost')
     // ?prepared: the same statement, kept prepared on each connection as the app does
@@ -163,6 +175,7 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
         query = { text: auditedWriteSql(statement.sql, statement.params.length), values: [...statement.params, ...context], name: prepared ? 'app-insert' : undefined }
       }
       const { rows } = await pool.query(query)
+      announce()
       response.writeHead(201, { 'content-type': 'application/json' })
       response.end(JSON.stringify(rows[0]))
       return

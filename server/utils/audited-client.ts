@@ -29,9 +29,28 @@ export interface AuditedClient {
 }
 
 const contextSettings = ['actor_id', 'team_id', 'source', 'source_ref', 'api_key_id']
-/** The select that sets the context for the current transaction, its values numbered from `$first`. */
+/**
+ * The select that sets the context for the current transaction, its values numbered from `$first`.
+ * It also tells the change feed's trigger that the app announces the transaction's events once it
+ * has committed (`onAuditedCommit`), rather than a notification inside it, which would make
+ * concurrent commits wait for each other's WAL flush (a migration says more).
+ */
 const setContextSql = (first: number) =>
-  `select ${contextSettings.map((name, i) => `set_config('app.${name}', $${first + i}, true)`).join(', ')}`
+  `select ${contextSettings.map((name, i) => `set_config('app.${name}', $${first + i}, true)`).join(', ')}, set_config('app.notify_after_commit', 'on', true)`
+
+let afterCommit: () => void = () => {}
+
+/** What runs after every committed write of an audited client: the app announces its change events there. */
+export function onAuditedCommit(announce: () => void): void {
+  afterCommit = announce
+}
+
+/** `result`, once it has resolved: the write committed, so its events are announced. */
+async function announced<T>(result: Promise<T>): Promise<T> {
+  const value = await result
+  afterCommit()
+  return value
+}
 
 /** The parameters of an audit context, in the order `setContextSql` numbers them. */
 export const auditContextValues = (context: AuditContext) =>
@@ -63,15 +82,15 @@ export function requireActor(client: AuditedClient): string {
 /** Binds the database to an actor, team and source; the activity-log trigger reads them inside each transaction. */
 export function createAuditedClient(db: Database, context: AuditContext): AuditedClient {
   const values = auditContextValues(context)
-  const transaction = <T>(fn: (tx: Queryable) => Promise<T>) => db.transaction(async (tx) => {
+  const transaction = <T>(fn: (tx: Queryable) => Promise<T>) => announced(db.transaction(async (tx) => {
     await tx.query(setContextSql(1), values, { prepare: true })
     return fn(tx)
-  })
+  }))
   return {
     context,
     transaction,
     query: (text, params) => transaction(tx => tx.query(text, params)),
-    write: (text, params = [], options) => db.query(auditedWriteSql(text, params.length), [...params, ...values], { ...options, prepare: true }),
+    write: (text, params = [], options) => announced(db.query(auditedWriteSql(text, params.length), [...params, ...values], { ...options, prepare: true })),
     // the app builds every statement of these two from the registry, so their texts are few: prepared
     read: (text, params, options) => db.query(text, params, { ...options, prepare: true }),
   }

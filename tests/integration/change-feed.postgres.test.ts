@@ -111,3 +111,50 @@ describe('the cursor', () => {
     }
   })
 })
+
+describe('announcing new events', () => {
+  // A notification inside a transaction makes concurrent commits wait for each other's flush: the
+  // app's writes say so in their audit context and are announced once committed instead.
+  it('sends no notification inside a write that the app announces itself, and one inside any other write', async () => {
+    const listener = new pg.Client({ connectionString: first.databaseUrl })
+    await listener.connect()
+    const heard: string[] = []
+    listener.on('notification', message => heard.push(message.channel))
+    await listener.query('listen record_events')
+    await listener.query('listen tws_test_marker')
+    const writer = new pg.Client({ connectionString: first.databaseUrl })
+    await writer.connect()
+    try {
+      const insert = `insert into public.tasks (team_id, created_by, title) values ($1, $2, $3)`
+      await writer.query('begin')
+      await writer.query(`select set_config('app.notify_after_commit', 'on', true)`)
+      await writer.query(insert, [teamId, owner.user!.id, 'Announced by the app'])
+      await writer.query('commit')
+      await writer.query(insert, [teamId, owner.user!.id, 'Plain SQL'])
+      await writer.query('notify tws_test_marker')
+      // notifications arrive in commit order: once the marker has come, both writes' would have
+      await waitFor('the marker', () => heard.includes('tws_test_marker'))
+      expect(heard).toEqual(['record_events', 'tws_test_marker'])
+    }
+    finally {
+      await writer.end()
+      await listener.end()
+    }
+  })
+
+  it('announces a write through the API once it has committed (the stream on the other process above relies on it)', async () => {
+    const listener = new pg.Client({ connectionString: first.databaseUrl })
+    await listener.connect()
+    const heard: string[] = []
+    listener.on('notification', message => heard.push(message.channel))
+    await listener.query('listen record_events')
+    try {
+      const created = await new KeyClient(first, key).post('/api/v1/tasks', { title: 'Announced' })
+      expect(created.status).toBe(201)
+      await waitFor('the announcement', () => heard.includes('record_events'))
+    }
+    finally {
+      await listener.end()
+    }
+  })
+})
