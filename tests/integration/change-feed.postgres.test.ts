@@ -112,16 +112,21 @@ describe('the cursor', () => {
   })
 })
 
+/** A connection to the database listening to `channels`, and the channels of the notifications it heard, in order. */
+async function listenTo(...channels: string[]): Promise<{ listener: pg.Client, heard: string[] }> {
+  const listener = new pg.Client({ connectionString: first.databaseUrl })
+  await listener.connect()
+  const heard: string[] = []
+  listener.on('notification', message => heard.push(message.channel))
+  for (const channel of channels) await listener.query(`listen ${channel}`)
+  return { listener, heard }
+}
+
 describe('announcing new events', () => {
   // A notification inside a transaction makes concurrent commits wait for each other's flush: the
   // app's writes say so in their audit context and are announced once committed instead.
   it('sends no notification inside a write that the app announces itself, and one inside any other write', async () => {
-    const listener = new pg.Client({ connectionString: first.databaseUrl })
-    await listener.connect()
-    const heard: string[] = []
-    listener.on('notification', message => heard.push(message.channel))
-    await listener.query('listen record_events')
-    await listener.query('listen tws_test_marker')
+    const { listener, heard } = await listenTo('record_events', 'tws_test_marker')
     const writer = new pg.Client({ connectionString: first.databaseUrl })
     await writer.connect()
     try {
@@ -143,11 +148,7 @@ describe('announcing new events', () => {
   })
 
   it('announces a write through the API once it has committed (the stream on the other process above relies on it)', async () => {
-    const listener = new pg.Client({ connectionString: first.databaseUrl })
-    await listener.connect()
-    const heard: string[] = []
-    listener.on('notification', message => heard.push(message.channel))
-    await listener.query('listen record_events')
+    const { listener, heard } = await listenTo('record_events')
     try {
       const created = await new KeyClient(first, key).post('/api/v1/tasks', { title: 'Announced' })
       expect(created.status).toBe(201)
