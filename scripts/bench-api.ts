@@ -47,6 +47,7 @@ import { benchDatabase } from './bench-database'
 import { generateApiKey, hashApiKey, keyIsValidSql } from '../server/utils/api-keys'
 import { createDatabase } from '../server/utils/db-drivers'
 import { auditContextValues, auditedWriteSql } from '../server/utils/audited-client'
+import { announceEventsSql, announcer } from '../server/utils/changes/announce'
 import { countRequestSql } from '../server/utils/rate-limits'
 import { insertStatement, joinedNames, listRecordsSql, recordSelectTemplate } from '../server/utils/records'
 import { readCatalog, type TableInfo } from '../server/utils/table-registry'
@@ -145,17 +146,9 @@ async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: str
     ${recordSelectTemplate(catalog.get('tasks')!, catalog).replace('%SOURCE%', 'inserted')}`
   const context = auditContextValues({ actorId: ids.user, teamId: ids.team, source: 'api', apiKeyId })
   // Every INSERT here says, as the app's do (app.notify_after_commit), that the change feed's
-  // notification comes after its commit: one for all the writes of 5 ms, as the app sends it, so
-  // that listeners hear of these writes as they hear of the app's, for the same work in the database.
-  let isAnnouncing = false
-  const announce = () => {
-    if (isAnnouncing) return
-    isAnnouncing = true
-    setTimeout(() => {
-      isAnnouncing = false
-      pool.query(`select pg_notify('record_events', '')`).catch(() => {})
-    }, 5)
-  }
+  // notification comes after its commit, and is announced as the app announces its own, so that
+  // listeners hear of these writes as they hear of the app's, for the same work in the database.
+  const announce = announcer(() => pool.query(announceEventsSql).catch(() => {}))
   http.createServer(async (request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost')
     // ?prepared: the same statement, kept prepared on each connection as the app does

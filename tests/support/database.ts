@@ -9,8 +9,8 @@ import { loadMigrationFiles } from '../../scripts/load-migrations'
 
 // A new test database starts as a copy of one that the migrations were applied to once per set of
 // migrations (a template), so that an app starting on it applies none: on the 2-core machine an
-// app on a fresh embedded database took 32 s to start under the suite's load, against 10 s on a
-// migrated copy. Tests about applying migrations make their databases empty (`{ empty: true }`)
+// app on a fresh embedded database took 32 s to start while CI's browser tests ran, against 10 s on
+// a migrated copy. Tests about applying migrations make their databases empty (`{ empty: true }`)
 // or apply them in-process (freshDatabase).
 
 export type DatabaseKind = 'pglite' | 'postgres'
@@ -37,12 +37,20 @@ function migrationsKey(): string {
   return hash.digest('hex').slice(0, 16)
 }
 
+/** Each template once per process: the files do not change while the tests run. */
+const templates: { server?: Promise<string>, pglite?: Promise<string> } = {}
+
 /**
  * The Postgres template: a database on the server with the current migrations applied, made once
  * (under an advisory lock, so that concurrent test files make it once) and published by renaming
  * it when complete. Templates of earlier migrations are dropped.
  */
-export async function serverTemplate(): Promise<string> {
+export function serverTemplate(): Promise<string> {
+  templates.server ??= makeServerTemplate()
+  return templates.server
+}
+
+async function makeServerTemplate(): Promise<string> {
   const name = `tws_template_${migrationsKey()}`
   const admin = new pg.Client({ connectionString: serverUrl() })
   await admin.connect()
@@ -78,7 +86,12 @@ export async function serverTemplate(): Promise<string> {
  * once per set of migrations in the system's temporary folder (one maker at a time, by a lock
  * folder) and published by renaming it when complete.
  */
-export async function pgliteTemplate(): Promise<string> {
+export function pgliteTemplate(): Promise<string> {
+  templates.pglite ??= makePgliteTemplate()
+  return templates.pglite
+}
+
+async function makePgliteTemplate(): Promise<string> {
   const folder = join(tmpdir(), `tws-pglite-template-${migrationsKey()}`)
   if (existsSync(folder)) return folder
   const lock = `${folder}.lock`

@@ -4,6 +4,7 @@
 // No subscriber ever queries on its own behalf after its replay.
 import type { Database } from '../db-drivers'
 import { listen, onReconnect } from '../notifications'
+import { announceEventsSql, announcer } from './announce'
 import { latestEventId, readAllEvents, readTeamEvents, type StoredEvent } from './feed'
 
 /** How many events one read takes. */
@@ -48,28 +49,18 @@ function start(): Promise<void> {
 let lastReadAt = 0
 let spacingTimer: ReturnType<typeof setTimeout> | undefined
 
-/**
- * How long the announcement of the app's own committed writes waits for more of them: one
- * `record_events` notification for every write of that time (the hub of this instance reads at once).
- */
-const announceWithinMs = 5
-let isAnnouncing = false
+/** One notification for the app's committed writes of the last few ms (changes/announce.ts). */
+const announce = announcer(() => useDb()
+  .then(database => database.query(announceEventsSql))
+  .catch(error => console.error('[changes] could not announce new events:', (error as Error).message)))
 
 /**
  * After a write of the app commits (its transaction told the change feed's trigger not to notify
- * inside it): this instance's hub reads at once, and one notification, sent in a transaction of its
- * own that writes nothing, wakes every instance's hub for all the writes of the last few ms.
+ * inside it): this instance's hub reads at once, and one notification wakes every instance's hub.
  */
 export function announceChanges(): void {
   wake()
-  if (isAnnouncing) return
-  isAnnouncing = true
-  setTimeout(() => {
-    isAnnouncing = false
-    void useDb()
-      .then(database => database.query(`select pg_notify('record_events', '')`))
-      .catch(error => console.error('[changes] could not announce new events:', (error as Error).message))
-  }, announceWithinMs)
+  announce()
 }
 
 /** Reads what is new and fans it out; a wake during a read (or too soon after one) makes one more read after it. */
