@@ -1,5 +1,5 @@
 // Delivers the queued webhook events: claims due rows, signs, POSTs and records each attempt.
-import { createHmac } from 'node:crypto'
+import { createHmac, randomUUID } from 'node:crypto'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { urlToHttpOptions } from 'node:url'
@@ -68,23 +68,32 @@ interface AttemptOutcome {
 const claimScan = 500
 
 /**
- * Takes up to `limit` due deliveries and leases them to this worker, at most `room` per receiver
- * (`roomOf`: target -> how many more this worker takes for it; `room` for any other). One short
- * statement: the rows are committed as `delivering` before any HTTP request, so no transaction is
- * held while sending (PGlite has one session). The rows it looks at are locked as they are read,
- * skipping locked ones (SKIP LOCKED), so that two workers never take the same row, and a claim that
- * runs beside another one takes the rows after the other's instead of finding all of its own
- * candidates locked and taking none. Every claimed row is sent at once, so its lease runs from the
- * start of its attempt. A lease that runs out (its worker died) makes the row due again.
+ * How long a claim holds the receivers it took deliveries for: other workers pass over their rows
+ * meanwhile, and each claim that takes more of a receiver's rows renews its hold. A worker that
+ * dies holds its receivers this long at most.
  */
-async function claimDueDeliveries(db: Database, limit: number, leaseSeconds: number, room = limit, roomOf: ReadonlyMap<string, number> = new Map()): Promise<ClaimedDelivery[]> {
+const holdSeconds = 5
+
+/**
+ * Takes up to `limit` due deliveries and leases them to this worker (`worker`, its id), at most
+ * `room` per receiver (`roomOf`: target -> how many more this worker takes for it; `room` for any
+ * other). One short statement: the rows are committed as `delivering` before any HTTP request, so
+ * no transaction is held while sending (PGlite has one session). The rows it looks at are locked
+ * as they are read, skipping locked ones (SKIP LOCKED), so that two workers never take the same row,
+ * and a claim that runs beside another one takes the rows after the other's instead of finding all
+ * of its own candidates locked and taking none. It passes over the rows of receivers another worker
+ * holds, and holds the receivers it takes rows for (`holdSeconds`), so that one worker at a time
+ * sends to a receiver. Every claimed row is sent at once, so its lease runs from the start of its
+ * attempt. A lease that runs out (its worker died) makes the row due again.
+ */
+async function claimDueDeliveries(db: Database, worker: string, limit: number, leaseSeconds: number, room = limit, roomOf: ReadonlyMap<string, number> = new Map()): Promise<ClaimedDelivery[]> {
   // the statement is public.claim_webhook_deliveries (a migration): its own planner settings keep
   // it on the due rows' index when the statistics say few rows are pending, so that the plan it
   // keeps for the session is that walk (a prepared statement's generic plan once read every
   // pending row: a burst of 5,000 was delivered at 15 to 80 a second, bench:webhooks)
   const { rows } = await db.query<ClaimedDelivery>(
-    'select * from public.claim_webhook_deliveries($1, $2, $3, $4, $5)',
-    [limit, leaseSeconds, room, JSON.stringify(Object.fromEntries(roomOf)), claimScan],
+    'select * from public.claim_webhook_deliveries($1, $2, $3, $4, $5, $6, $7)',
+    [limit, leaseSeconds, room, JSON.stringify(Object.fromEntries(roomOf)), claimScan, worker, holdSeconds],
   )
   return rows
 }
@@ -297,14 +306,6 @@ async function recordAttempts(db: Database, finished: readonly FinishedAttempt[]
   }
 }
 
-/** Delivers the deliveries that are due now (one batch) and waits for them; returns how many were attempted. */
-export async function deliverDueWebhooks(db: Database, settings: WebhookSettings, batchSize = 10): Promise<number> {
-  const claimed = await claimDueDeliveries(db, batchSize, settings.leaseSeconds)
-  const finished = await Promise.all(claimed.map(async delivery => ({ delivery, outcome: await attemptDelivery(delivery, settings) })))
-  await recordAttempts(db, finished, settings)
-  return claimed.length
-}
-
 export interface WorkerLimits {
   /** Deliveries in flight at once, over all receivers. */
   total: number
@@ -329,14 +330,19 @@ export interface WebhookWorker {
   stop(): Promise<void>
 }
 
-/** Leased rows this worker holds but has not started: back to pending, so that no one waits for their lease (stopping). */
-async function releaseDeliveries(db: Database, ids: string[]) {
-  if (!ids.length) return
-  await db.query(
-    `update public.webhook_deliveries set status = 'pending', locked_until = null, updated_at = now()
-     where id = any ($1::uuid[]) and status = 'delivering'`,
-    [ids],
-  )
+/**
+ * Stopping: the leased rows this worker holds but has not started go back to pending, and its
+ * receivers' holds go, so that no one waits for their lease or hold to run out.
+ */
+async function releaseDeliveries(db: Database, worker: string, ids: string[]) {
+  if (ids.length) {
+    await db.query(
+      `update public.webhook_deliveries set status = 'pending', locked_until = null, updated_at = now()
+       where id = any ($1::uuid[]) and status = 'delivering'`,
+      [ids],
+    )
+  }
+  await db.query('delete from public.webhook_receiver_holds where worker = $1', [worker])
 }
 
 /**
@@ -354,12 +360,14 @@ async function releaseDeliveries(db: Database, ids: string[]) {
  * and its record; one that waited too long anyway (its receiver slowed down) is left to its lease.
  * Finished attempts are recorded in batches (what finished within `recordDelayMs`, or while the
  * previous statement ran), beside the sending and claiming. Any number of workers (app instances) may share
- * one database. A number for `limits` is the total bound (the per-endpoint bound is then no larger).
+ * one database; each receiver is sent to by the worker that holds it (see claimDueDeliveries). A number for `limits` is the total bound (the per-endpoint bound is then no larger).
  */
 export function startWebhookWorker(db: Database, settings: WebhookSettings, limits: number | Partial<WorkerLimits> = {}): WebhookWorker {
   const { total, perEndpoint, batchSize } = typeof limits === 'number'
     ? { total: limits, perEndpoint: Math.min(limits, defaultWorkerLimits.perEndpoint), batchSize: limits }
     : { ...defaultWorkerLimits, ...limits }
+  /** This worker's id in the receivers' holds. */
+  const worker = randomUUID()
   /** How long a claimed delivery may wait and still be started (its attempt and record must fit in the lease). */
   const maxWaitMs = settings.leaseSeconds * 1000 - settings.timeoutMs - 3000
   let isStopped = false
@@ -494,7 +502,7 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
         const room = roomOf()
         let claimed: ClaimedDelivery[] = []
         try {
-          claimed = await claimDueDeliveries(db, free, settings.leaseSeconds, newRoom, room)
+          claimed = await claimDueDeliveries(db, worker, free, settings.leaseSeconds, newRoom, room)
         }
         catch (error) {
           if (!isStopped) console.error('[webhooks] could not read the outbox:', (error as Error).message)
@@ -534,7 +542,7 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
     const unstarted = [...waiting.values()].flat().map(({ delivery }) => delivery.id)
     waiting.clear()
     waitingCount = 0
-    await releaseDeliveries(db, unstarted)
+    await releaseDeliveries(db, worker, unstarted)
       .catch(error => console.error('[webhooks] could not release unsent deliveries:', (error as Error).message))
     await Promise.all(sending)
     while (recording || finished.length) {

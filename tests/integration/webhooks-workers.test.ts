@@ -6,7 +6,7 @@ import { freshDatabase } from '../support/database'
 import { waitFor } from '../support/wait'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
 
-// Two workers (as two app instances would run) against one database, in this process.
+// Workers (as app instances would run them) against one database, in this process.
 let db: Database
 let close: () => Promise<void>
 let receiver: WebhookReceiver
@@ -29,36 +29,83 @@ async function teamWithUrl(url: string | null): Promise<string> {
 }
 
 describe('webhook workers', () => {
-  it('deliver each event once when two run at once', async () => {
-    const teamId = await teamWithUrl(receiver.url)
-    const { rows } = await db.query<{ secret: string }>('select secret from public.webhook_secrets where team_id = $1', [teamId])
-    receiver.secret = rows[0]!.secret
-    const ids = await db.transaction(async (tx) => {
-      const queued: string[] = []
-      for (let i = 0; i < 40; i++) queued.push((await fireWebhook(tx, teamId, 'webhook.test', { n: i }))!)
-      return queued
-    })
-    const workers = [startWebhookWorker(db, settings, 4), startWebhookWorker(db, settings, 4)]
+  it('deliver each event once when two run at once, each receiver from one of them at a time', async () => {
+    const other = await startWebhookReceiver(() => 200, { delayMs: 200 })
+    const receivers = [receiver, other]
+    const teams = [await teamWithUrl(receiver.url), await teamWithUrl(other.url)]
+    const ids: string[] = []
+    // the first team's events first (the claims take the oldest first), in a transaction of their own
+    for (const [i, teamId] of teams.entries()) {
+      const { rows } = await db.query<{ secret: string }>('select secret from public.webhook_secrets where team_id = $1', [teamId])
+      receivers[i]!.secret = rows[0]!.secret
+      ids.push(...await db.transaction(async (tx) => {
+        const queued: string[] = []
+        for (let n = 0; n < 20; n++) queued.push((await fireWebhook(tx, teamId, 'webhook.test', { n }))!)
+        return queued
+      }))
+    }
+    const distinctHolders = async () => {
+      const { rows } = await db.query<{ n: number }>('select count(distinct worker)::int as n from public.webhook_receiver_holds where target = any ($1::uuid[]) and held_until > now()', [teams])
+      return rows[0]!.n
+    }
+    // the second worker starts once the first is sending: the first holds the first team's receiver
+    const workers = [startWebhookWorker(db, settings, 4)]
     try {
-      await receiver.waitFor(40)
+      await receiver.waitFor(1)
+      workers.push(startWebhookWorker(db, settings, 4))
+      // the second takes the receiver nobody holds: both send at once, each to its own receiver
+      await waitFor('each receiver held by another worker', async () => await distinctHolders() === 2, { timeoutMs: 20_000 })
+      await Promise.all(receivers.map(r => r.waitFor(20)))
       await waitFor('every delivery to be recorded', async () => {
-        const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from public.webhook_deliveries where team_id = $1 and status = 'succeeded'`, [teamId])
+        const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from public.webhook_deliveries where team_id = any ($1::uuid[]) and status = 'succeeded'`, [teams])
         return rows[0]!.n === 40
       }, { timeoutMs: 20_000 })
     }
     finally {
       await Promise.all(workers.map(worker => worker.stop()))
+      await other.close()
     }
-    expect(receiver.received).toHaveLength(40)
-    // each worker has at most 4 deliveries in flight: more at once means both were sending together
-    expect(receiver.maxInFlight).toBeGreaterThan(4)
-    expect(receiver.received.map(r => r.id).sort()).toEqual([...ids].sort())
-    expect(receiver.received.every(r => r.verifyError === null)).toBe(true)
+    const received = receivers.flatMap(r => r.received)
+    expect(received.map(r => r.id).sort()).toEqual([...ids].sort())
+    expect(received.every(r => r.verifyError === null)).toBe(true)
+    // each worker has at most 4 deliveries in flight: more at one receiver means both sent to it
+    expect(receivers.map(r => r.maxInFlight)).toEqual([4, 4])
     const { rows: counts } = await db.query<{ status: string, attempts: number, n: number }>(
-      'select status, attempts, count(*)::int as n from public.webhook_deliveries where team_id = $1 group by status, attempts',
-      [teamId],
+      'select status, attempts, count(*)::int as n from public.webhook_deliveries where team_id = any ($1::uuid[]) group by status, attempts',
+      [teams],
     )
     expect(counts).toEqual([{ status: 'succeeded', attempts: 1, n: 40 }])
+    // workers that stop let their receivers go
+    const { rows: holds } = await db.query('select * from public.webhook_receiver_holds where target = any ($1::uuid[])', [teams])
+    expect(holds).toEqual([])
+  })
+
+  it('pass over a receiver another worker holds until the hold runs out (that worker died)', async () => {
+    const held = await startWebhookReceiver(() => 200)
+    const teamId = await teamWithUrl(held.url)
+    const { rows: secrets } = await db.query<{ secret: string }>('select secret from public.webhook_secrets where team_id = $1', [teamId])
+    held.secret = secrets[0]!.secret
+    // a worker that is gone holds the receiver for another second and a half
+    const { rows } = await db.query<{ until: number }>(
+      `insert into public.webhook_receiver_holds (target, worker, held_until) values ($1, gen_random_uuid(), now() + interval '1.5 seconds')
+       returning (extract(epoch from held_until) * 1000)::float8 as until`,
+      [teamId],
+    )
+    const heldUntil = rows[0]!.until
+    await db.transaction(async (tx) => {
+      for (let n = 0; n < 5; n++) await fireWebhook(tx, teamId, 'webhook.test', { n })
+    })
+    const worker = startWebhookWorker(db, settings, 4)
+    try {
+      await held.waitFor(5)
+    }
+    finally {
+      await worker.stop()
+      await held.close()
+    }
+    // nothing was sent before the hold ran out (the worker polled every 50 ms meanwhile)
+    expect(Math.min(...held.received.map(r => r.receivedAt))).toBeGreaterThanOrEqual(Math.floor(heldUntil))
+    expect(held.received.every(r => r.verifyError === null)).toBe(true)
   })
 
   it('hold more of a receiver\'s deliveries once it answers fast, and still send no more than the per-endpoint bound at once', async () => {
