@@ -1,9 +1,9 @@
-import AxeBuilder from '@axe-core/playwright'
 import { expect, test, type Browser, type Page } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
 import { openPage } from '../support/browser'
 import { addMember, createTeam, signUp, uniqueEmail, type Client } from '../support/http'
 import { startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
+import { axeOn, seriousViolations } from '../support/axe'
 
 // Every page of the app, at three widths in light and dark: axe-core finds no critical or serious
 // violation, and no visible control (button, link, field) lies outside the viewport sideways.
@@ -161,8 +161,7 @@ async function check(browser: Browser, entry: PageCase, scheme: typeof schemes[n
     await page.setViewportSize({ width, height: width < 800 ? 844 : 900 })
     await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
     const where = `${path} as ${entry.role} at ${width}px ${scheme}`
-    const { violations } = await new AxeBuilder({ page }).analyze()
-    for (const violation of violations.filter(found => found.impact === 'critical' || found.impact === 'serious')) {
+    for (const violation of await seriousViolations(axeOn(page))) {
       problems.push(`${where}: ${violation.id} (${violation.impact}) ${violation.nodes.slice(0, 3).map(node => node.target.join(' ')).join(', ')}`)
     }
     for (const control of await controlsOutside(page)) problems.push(`${where}: ${control} is outside the viewport`)

@@ -1,9 +1,9 @@
-import AxeBuilder from '@axe-core/playwright'
 import { expect, test, type Browser, type Page } from '@playwright/test'
 import type { TestApp } from '../support/app'
 import { appForSpec, openPage, ownerWithTeam } from '../support/browser'
 import type { Client } from '../support/http'
 import { waitFor } from '../support/wait'
+import { axeOn, seriousViolations } from '../support/axe'
 
 // What an admin sees of a key's requests: the key list's 24-hour count, the key's page (usage,
 // most frequent errors, its log, an entry in a panel), and the team's API log tab with a search
@@ -122,8 +122,7 @@ for (const path of ['/app/settings/api-keys/:key', '/app/settings/api-log', '/ap
         await page.setViewportSize({ width, height: width < 800 ? 844 : 900 })
         await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
         const where = `${path} at ${width}px ${scheme}`
-        const { violations } = await new AxeBuilder({ page }).analyze()
-        for (const violation of violations.filter(found => found.impact === 'critical' || found.impact === 'serious')) {
+        for (const violation of await seriousViolations(axeOn(page))) {
           problems.push(`${where}: ${violation.id} (${violation.impact}) ${violation.nodes.slice(0, 3).map(node => node.target.join(' ')).join(', ')}`)
         }
         for (const control of await controlsOutside(page)) problems.push(`${where}: ${control} is outside the viewport`)

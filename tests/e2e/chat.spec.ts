@@ -1,9 +1,9 @@
-import AxeBuilder from '@axe-core/playwright'
 import { expect, test, type Page } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
 import { e2ePassword, signInPage } from '../support/browser'
 import { createTeam, signUp, uniqueEmail } from '../support/http'
 import { lastToolResult, startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
+import { axeOn, seriousViolations } from '../support/axe'
 
 const password = e2ePassword
 let app: TestApp
@@ -76,12 +76,10 @@ test('a member asks a question, sees the SQL and the streamed answer, approves a
  * lines. The app shell around them (the workspace sidebar, the document's language) is the
  * accessibility test of the shell's.
  */
-async function seriousViolations(page: Page): Promise<string[]> {
+async function chatViolations(page: Page): Promise<string[]> {
   // colours are judged once transitions (fades, slide-overs) have ended
   await page.waitForFunction(() => document.getAnimations().every(animation => animation.playState !== 'running'))
-  const { violations } = await new AxeBuilder({ page }).exclude('[id$="app-sidebar"]').disableRules(['html-has-lang']).analyze()
-  return violations
-    .filter(violation => violation.impact === 'critical' || violation.impact === 'serious')
+  return (await seriousViolations(axeOn(page).exclude('[id$="app-sidebar"]').disableRules(['html-has-lang'])))
     .map(violation => `${violation.id}: ${violation.nodes.map(node => `${node.target.join(' ')} ${node.html} ${node.failureSummary ?? ''}`).join(', ')}`)
 }
 
@@ -98,7 +96,7 @@ for (const width of [390, 820, 1440]) {
 
     await signInPage(page, app.url, email, '/app/chat')
     await expect(page).toHaveURL(`${app.url}/app/chat`)
-    expect(await seriousViolations(page)).toEqual([])
+    expect(await chatViolations(page)).toEqual([])
 
     // a suggested question starts the chat; the answer counts tasks per status: a chart and its table
     model.enqueue(
@@ -131,7 +129,7 @@ for (const width of [390, 820, 1440]) {
       await page.getByRole('button', { name: 'Chats' }).click()
       const list = page.getByRole('dialog', { name: 'Chats' })
       await expect(list.getByRole('link', { name: 'How many open tasks does each project have?' })).toBeVisible()
-      expect(await seriousViolations(page)).toEqual([])
+      expect(await chatViolations(page)).toEqual([])
       await page.keyboard.press('Escape')
       await expect(list).toBeHidden()
     }
@@ -148,7 +146,7 @@ for (const width of [390, 820, 1440]) {
     await expect(create.getByTestId('tool-input')).toBeHidden()
     await create.getByText('Details').click()
     await expect(create.getByTestId('tool-input')).toContainText(`"project_id": "${project.id}"`)
-    expect(await seriousViolations(page)).toEqual([])
+    expect(await chatViolations(page)).toEqual([])
     await create.getByRole('button', { name: 'Approve' }).click()
     await expect(page.getByText('Created the task.')).toBeVisible()
     const { rows: [created] } = await app.db.query(`select id from public.tasks where team_id = $1 and title = 'Write the launch post'`, [teamId])
@@ -189,9 +187,9 @@ for (const width of [390, 820, 1440]) {
     // what the answers cost, per message and for the chat
     await expect(page.getByTestId('message-usage').first()).toContainText('tokens')
     await expect(page.getByTestId('chat-usage')).toContainText('tokens')
-    expect(await seriousViolations(page)).toEqual([])
+    expect(await chatViolations(page)).toEqual([])
     await page.emulateMedia({ colorScheme: 'dark' })
-    expect(await seriousViolations(page)).toEqual([])
+    expect(await chatViolations(page)).toEqual([])
     await page.screenshot({ path: `test-results/chat-${width}.png`, fullPage: true })
 
     // the write's summary leads to the record's page

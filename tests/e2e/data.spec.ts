@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs'
-import AxeBuilder from '@axe-core/playwright'
 import { expect, test } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
 import { e2ePassword, openPage, signInPage } from '../support/browser'
 import { addMember, createTeam, signUp, uniqueEmail, type Client } from '../support/http'
+import { axeOn, seriousViolations } from '../support/axe'
 
 let app: TestApp
 let owner: Client
@@ -160,8 +160,7 @@ for (const width of [390, 820, 1440]) {
       for (const path of ['/app', '/app/data/tasks', '/app/activity']) {
         await openPage(page, app.url, path)
         await expect(page.getByRole('heading').first()).toBeVisible()
-        const { violations } = await new AxeBuilder({ page }).analyze()
-        const serious = violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
+        const serious = await seriousViolations(axeOn(page))
         expect(serious.map(v => `${path} ${width} ${scheme}: ${v.id} ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)).toEqual([])
         await page.screenshot({ path: test.info().outputPath(`${path.replace(/\//g, '_')}-${width}-${scheme}.png`), fullPage: true })
       }

@@ -1,8 +1,8 @@
-import AxeBuilder from '@axe-core/playwright'
 import { expect, test } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
 import { e2ePassword, signInPage } from '../support/browser'
 import { KeyClient, addMember, createTeam, signUp, uniqueEmail, type Client } from '../support/http'
+import { axeOn, seriousViolations } from '../support/axe'
 
 // Live pages: what others change shows on an open page without a reload, and a record being
 // edited that someone else changes says who did and offers their version instead of overwriting it.
@@ -65,8 +65,7 @@ test('a record being edited that someone else changes says who, keeps what was t
       await page.setViewportSize({ width, height: 900 })
       await page.emulateMedia({ colorScheme: scheme })
       await expect(notice.getByRole('button', { name: 'Load their version' })).toBeInViewport()
-      const { violations } = await new AxeBuilder({ page }).include('[data-testid="record-remote-change"]').analyze()
-      expect(violations.filter(v => v.impact === 'critical' || v.impact === 'serious'), `${width} ${scheme}`).toEqual([])
+      expect(await seriousViolations(axeOn(page).include('[data-testid="record-remote-change"]')), `${width} ${scheme}`).toEqual([])
     }
   }
   await notice.getByRole('button', { name: 'Load their version' }).focus()

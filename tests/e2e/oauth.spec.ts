@@ -1,9 +1,9 @@
-import AxeBuilder from '@axe-core/playwright'
 import { expect, test, type Browser, type Page } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
 import { openPage } from '../support/browser'
 import { createTeam, signUp, uniqueEmail, type Client } from '../support/http'
 import { connectApp, pkce, registerClient, requestIdOf, startAuthorization } from '../support/oauth'
+import { axeOn, seriousViolations } from '../support/axe'
 
 // The consent page of the MCP server's OAuth flow and Settings > Connected apps: axe-clean at 390,
 // 820 and 1440 px in light and dark, usable by keyboard, and their main flows.
@@ -38,8 +38,7 @@ async function axeProblems(page: Page, where: string): Promise<string[]> {
   for (const width of [390, 820, 1440]) {
     await page.setViewportSize({ width, height: width < 800 ? 844 : 900 })
     await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
-    const { violations } = await new AxeBuilder({ page }).analyze()
-    for (const violation of violations.filter(found => found.impact === 'critical' || found.impact === 'serious')) {
+    for (const violation of await seriousViolations(axeOn(page))) {
       problems.push(`${where} at ${width}px: ${violation.id} ${violation.nodes.slice(0, 3).map(node => node.target.join(' ')).join(', ')}`)
     }
     const outside = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('button, a[href], input, [role="radio"], [role="combobox"]')]

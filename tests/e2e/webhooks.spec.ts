@@ -1,9 +1,9 @@
-import AxeBuilder from '@axe-core/playwright'
 import { expect, test, type Page } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
 import { e2ePassword, signInPage } from '../support/browser'
 import { addMember, createTeam, signUp, uniqueEmail } from '../support/http'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
+import { axeOn, seriousViolations } from '../support/axe'
 
 let app: TestApp
 let invitationReceiver: WebhookReceiver
@@ -22,8 +22,7 @@ test.afterAll(async () => {
 })
 
 async function expectNoSeriousViolations(page: Page, label: string) {
-  const results = await new AxeBuilder({ page }).analyze()
-  const serious = results.violations.filter(violation => violation.impact === 'critical' || violation.impact === 'serious')
+  const serious = await seriousViolations(axeOn(page))
   expect(serious.map(violation => `${violation.id}: ${violation.nodes.map(node => node.target.join(' ')).join(', ')}`), label).toEqual([])
 }
 
