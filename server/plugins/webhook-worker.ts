@@ -1,5 +1,5 @@
 // Delivers queued webhooks (the outbox in webhook_deliveries) in the background, and runs the
-// endpoint auto-disable job (endpoints failing for days, and those of keys that expired) at start and then periodically. Every app instance runs both; they share
+// endpoint auto-disable job (endpoints failing for days, and those of keys that expired; and lapsed receiver holds) at start and then periodically. Every app instance runs both; they share
 // deliveries through FOR UPDATE SKIP LOCKED and the job through an advisory lock. The worker is woken
 // by the `webhook_queued` notification that a queuing commit sends, and polls as a fallback; when the
 // listening connection comes back after a loss it looks at once (notifications sent meanwhile are lost).
@@ -14,7 +14,7 @@ export default defineNitroPlugin((nitroApp) => {
     return worker
   })
   const runJob = () => useDb()
-    .then(db => Promise.all([disableFailingEndpoints(db), disableEndpointsOfExpiredKeys(db)]))
+    .then(db => Promise.all([disableFailingEndpoints(db), disableEndpointsOfExpiredKeys(db), forgetLapsedHolds(db)]))
     .catch(error => console.error('[webhooks] the auto-disable job failed:', (error as Error).message))
   void runJob()
   const timer = setInterval(runJob, settings.maintenanceIntervalMs)

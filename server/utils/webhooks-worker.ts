@@ -99,6 +99,16 @@ async function claimDueDeliveries(db: Database, worker: string, limit: number, l
 }
 
 /**
+ * Deletes the holds that ran out over a minute ago (receivers no one has sent to since), so that
+ * the table stays as small as the set of receivers being sent to; a hold is made again by the next
+ * claim of its receiver. Run by the periodic webhook job.
+ */
+export async function forgetLapsedHolds(db: Database): Promise<number> {
+  const { rowCount } = await db.query(`delete from public.webhook_receiver_holds where held_until < now() - interval '1 minute'`)
+  return rowCount ?? 0
+}
+
+/**
  * A Standard Webhooks signature: `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` keyed with
  * the secret's bytes (base64 after `whsec_`), as the standardwebhooks library signs, with node's
  * HMAC: the library's JavaScript SHA-256 and its decoding of the secret took 5% of the worker's CPU

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Database } from '../../server/utils/db-drivers'
 import { ensureWebhookSecret, fireWebhook } from '../../server/utils/webhooks'
-import { startWebhookWorker, type WebhookSettings } from '../../server/utils/webhooks-worker'
+import { forgetLapsedHolds, startWebhookWorker, type WebhookSettings } from '../../server/utils/webhooks-worker'
 import { freshDatabase } from '../support/database'
 import { waitFor } from '../support/wait'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
@@ -106,6 +106,18 @@ describe('webhook workers', () => {
     // nothing was sent before the hold ran out (the worker polled every 50 ms meanwhile)
     expect(Math.min(...held.received.map(r => r.receivedAt))).toBeGreaterThanOrEqual(Math.floor(heldUntil))
     expect(held.received.every(r => r.verifyError === null)).toBe(true)
+  })
+
+  it('forget holds that ran out over a minute ago, and keep the others', async () => {
+    const targets = [await teamWithUrl('https://hooks.example.com/a'), await teamWithUrl('https://hooks.example.com/b'), await teamWithUrl('https://hooks.example.com/c')]
+    await db.query(
+      `insert into public.webhook_receiver_holds (target, worker, held_until)
+       values ($1, gen_random_uuid(), now() - interval '2 minutes'), ($2, gen_random_uuid(), now() - interval '10 seconds'), ($3, gen_random_uuid(), now() + interval '5 seconds')`,
+      targets,
+    )
+    expect(await forgetLapsedHolds(db)).toBe(1)
+    const { rows } = await db.query<{ target: string }>('select target from public.webhook_receiver_holds where target = any ($1::uuid[]) order by held_until', [targets])
+    expect(rows.map(row => row.target)).toEqual(targets.slice(1))
   })
 
   it('hold more of a receiver\'s deliveries once it answers fast, and still send no more than the per-endpoint bound at once', async () => {
