@@ -1,3 +1,4 @@
+import WebSocket from 'ws'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startApp, type TestApp } from '../support/app'
 import { KeyClient, createTeam, signUp } from '../support/http'
@@ -99,6 +100,42 @@ describe('the API log writer on Postgres', () => {
       expect(rows.map(row => row.id).sort()).toEqual(answers.map(answer => answer.headers.get('request-id')).sort())
     }
     finally {
+      await app.stop()
+    }
+  })
+
+  it('SIGTERM with a change stream and a realtime socket open: both are ended at once, then the entries are written', async () => {
+    // the server waits this long for open connections before its close hooks run: a stream that
+    // the stop did not end would hold it past the test
+    const app = await startApp({ API_LOG_FLUSH_MS: '60000', NITRO_SHUTDOWN_TIMEOUT: '600000' }, { databaseUrl: first.databaseUrl })
+    try {
+      const { client, keyId } = await teamKey(app, 'Live stop')
+      const key = client.key
+      const stream = await fetch(`${app.url}/api/v1/events/stream`, { headers: { authorization: `Bearer ${key}` } })
+      expect(stream.status).toBe(200)
+      const read = { text: '', isDone: false }
+      void (async () => {
+        const decoder = new TextDecoder()
+        for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) read.text += decoder.decode(chunk, { stream: true })
+        read.isDone = true
+      })().catch(() => {})
+      const socket = new WebSocket(`${app.url.replace('http', 'ws')}/realtime/v1/websocket?apikey=${key}&vsn=1.0.0`)
+      const closed = new Promise<number>(resolve => socket.on('close', code => resolve(code)))
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+      await waitFor('the stream to be open', () => read.text.includes(': connected'))
+
+      const stopped = app.kill('SIGTERM')
+      await waitFor('the stopping server to end the stream', () => read.isDone && read.text.includes(': The server is stopping; reconnect with Last-Event-ID'), { timeoutMs: 20_000 })
+      expect(await closed).toBe(1001)
+      await stopped
+      // the close hooks ran: the stream's request and the socket's opening are in the log
+      const { rows } = await first.db.query<{ id: string, source: string, status: number }>(
+        'select id, source, status from public.api_log_entries where api_key_id = $1 order by source', [keyId])
+      expect(rows.map(row => [row.source, row.status])).toEqual([['api', 200], ['realtime', 101]])
+      expect(rows[0]!.id).toBe(stream.headers.get('request-id'))
+    }
+    finally {
+      await app.kill('SIGKILL')
       await app.stop()
     }
   })

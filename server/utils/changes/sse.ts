@@ -6,6 +6,7 @@ import type { H3Event } from 'h3'
 import type { ChangeEvent } from '#shared/types/changes'
 import { follow, type Following } from './hub'
 import { feedStart, isEventId, type StoredEvent } from './feed'
+import { endOnShutdown } from '../shutdown'
 
 /** The interval of the heartbeat comment (CHANGES_HEARTBEAT_MS shortens it, for tests). */
 export const defaultHeartbeatMs = 15_000
@@ -67,9 +68,11 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
   let isEnded = false
   let resolveEnded: () => void = () => {}
   const ended = new Promise<void>(resolve => (resolveEnded = resolve))
+  let forget = () => {}
   const end = (reason?: string) => {
     if (isEnded) return
     isEnded = true
+    forget()
     clearInterval(timers.heartbeat)
     following?.stop()
     options.onClose?.()
@@ -105,6 +108,8 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
   req.on('close', () => end())
   res.on('error', () => end())
   options.onOpen?.(reason => end(reason))
+  // a stopping server ends its streams: the client reconnects with Last-Event-ID and misses nothing
+  forget = endOnShutdown(() => end('The server is stopping; reconnect with Last-Event-ID'))
   try {
     following = await follow({
       teamId: options.teamId,

@@ -1,6 +1,7 @@
 import { loadRealtimeColumns, RealtimeSocket, serializerOf, verifyRealtimeKey, type RealtimeKeyCheck } from '~~/server/utils/changes/realtime'
 import { recordSocketOpening } from '~~/server/utils/api-log/recorder'
 import { newRequestId } from '~~/server/utils/api-log/request-id'
+import { endOnShutdown } from '~~/server/utils/shutdown'
 
 /** The request id a socket's upgrade answered with (in its Request-Id header), kept for its log entry. */
 interface Opening {
@@ -40,6 +41,13 @@ const socketOf = (context: Record<string, unknown>) => context.realtime as Promi
 
 type Peer = Parameters<NonNullable<Parameters<typeof defineWebSocketHandler>[0]['open']>>[0]
 
+/** The socket closed or failed: no longer one to end on shutdown, and its channels are left. */
+async function closed(peer: Peer) {
+  (peer.context.forget as (() => void) | undefined)?.()
+  const socket = await socketOf(peer.context)?.catch(() => undefined)
+  socket?.closed()
+}
+
 export default defineWebSocketHandler({
   // the socket's answer carries its Request-Id, as every answer of the API does
   upgrade(request) {
@@ -48,6 +56,8 @@ export default defineWebSocketHandler({
     return { headers: { 'request-id': id } }
   },
   open(peer) {
+    // a stopping server closes its sockets ("going away"): the client reconnects and joins again
+    peer.context.forget = endOnShutdown(() => peer.close(1001, 'The server is stopping'))
     const ready = setUp(peer)
     ready.catch(error => console.error('[realtime] a socket could not be set up:', (error as Error).message))
     peer.context.realtime = ready
@@ -59,10 +69,6 @@ export default defineWebSocketHandler({
     // a text frame is JSON; a binary one (2.0.0 broadcast push) starts with its kind, a small number
     await socket.receive(bytes[0] !== undefined && bytes[0] < 32 ? bytes : message.text())
   },
-  async close(peer) {
-    (await socketOf(peer.context)?.catch(() => undefined))?.closed()
-  },
-  async error(peer) {
-    (await socketOf(peer.context)?.catch(() => undefined))?.closed()
-  },
+  close: closed,
+  error: closed,
 })
