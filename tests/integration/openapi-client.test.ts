@@ -25,15 +25,18 @@ beforeAll(async () => {
   expect(answer.status).toBe(200)
   document = await answer.json()
 })
+// this run's folders only: the file runs on both databases at once, in two processes
+const madeFolders = new Set<string>()
 afterAll(async () => {
   await app?.stop()
-  rmSync(generatedRoot, { recursive: true, force: true })
+  for (const folder of madeFolders) rmSync(folder, { recursive: true, force: true })
 })
 
 /** Generates types from `spec` next to a copy of the client and type-checks both; answers the folder and the errors. */
 async function typeCheckClient(spec: unknown, name: string): Promise<{ folder: string, errors: string[] }> {
   const folder = join(generatedRoot, `${name}-${process.env.TEST_DB_KIND}-${process.pid}`)
   mkdirSync(folder, { recursive: true })
+  madeFolders.add(folder)
   writeFileSync(join(folder, 'api.ts'), astToString(await openapiTS(spec as any)))
   copyFileSync(resolve('tests/support/typed-client.ts'), join(folder, 'client.ts'))
   const program = ts.createProgram([join(folder, 'client.ts')], {
