@@ -340,18 +340,18 @@ export interface WebhookWorker {
   stop(): Promise<void>
 }
 
-/**
- * Stopping: the leased rows this worker holds but has not started go back to pending, and its
- * receivers' holds go, so that no one waits for their lease or hold to run out.
- */
-async function releaseDeliveries(db: Database, worker: string, ids: string[]) {
-  if (ids.length) {
-    await db.query(
-      `update public.webhook_deliveries set status = 'pending', locked_until = null, updated_at = now()
-       where id = any ($1::uuid[]) and status = 'delivering'`,
-      [ids],
-    )
-  }
+/** Leased rows this worker holds but has not started: back to pending, so that no one waits for their lease (stopping). */
+async function releaseDeliveries(db: Database, ids: string[]) {
+  if (!ids.length) return
+  await db.query(
+    `update public.webhook_deliveries set status = 'pending', locked_until = null, updated_at = now()
+     where id = any ($1::uuid[]) and status = 'delivering'`,
+    [ids],
+  )
+}
+
+/** Stopping, once nothing of this worker is in flight: its receivers go to the next claim, without waiting for the holds to run out. */
+async function releaseHolds(db: Database, worker: string) {
   await db.query('delete from public.webhook_receiver_holds where worker = $1', [worker])
 }
 
@@ -552,9 +552,12 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
     const unstarted = [...waiting.values()].flat().map(({ delivery }) => delivery.id)
     waiting.clear()
     waitingCount = 0
-    await releaseDeliveries(db, worker, unstarted)
+    await releaseDeliveries(db, unstarted)
       .catch(error => console.error('[webhooks] could not release unsent deliveries:', (error as Error).message))
     await Promise.all(sending)
+    // only now: another worker taking a receiver while this one still sends to it would exceed its bound
+    await releaseHolds(db, worker)
+      .catch(error => console.error('[webhooks] could not release held receivers:', (error as Error).message))
     while (recording || finished.length) {
       record(true)
       await recording
