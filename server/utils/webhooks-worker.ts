@@ -280,10 +280,16 @@ async function recordAttempts(db: Database, finished: readonly FinishedAttempt[]
     }
   })
   await db.query(
-    `with results as (
+    `with reported as (
        select * from jsonb_to_recordset($1::jsonb) as r(
          "order" int, id uuid, team_id uuid, endpoint_id uuid, attempt int, url text, status_code int, error text,
          duration_ms int, response_body text, is_success boolean, status text, retry_step int, delay_seconds float8)
+     ),
+     -- an endpoint disabled while the attempt was in flight (revoked key, auto-disable) stops its
+     -- queued deliveries: a failed attempt is not retried but failed as they were (recoverable)
+     results as (
+       select r.*, (r.status = 'pending' and e.enabled is false) as stopped
+       from reported r left join public.webhook_endpoints e on e.id = r.endpoint_id and e.team_id = r.team_id
      ),
      attempts as (
        insert into public.webhook_attempts (delivery_id, team_id, attempt, url, status_code, error, duration_ms, response_body)
@@ -302,9 +308,10 @@ async function recordAttempts(db: Database, finished: readonly FinishedAttempt[]
          and e.failing_since is distinct from (case when l.is_success then null else coalesce(e.failing_since, now()) end)
      )
      update public.webhook_deliveries d
-     set status = r.status, attempts = d.attempts + 1, retry_step = r.retry_step, last_status_code = r.status_code,
-         last_error = r.error,
-         next_attempt_at = case when r.status = 'pending' then now() + make_interval(secs => r.delay_seconds) else d.next_attempt_at end,
+     set status = case when r.stopped then 'failed' else r.status end,
+         attempts = d.attempts + 1, retry_step = r.retry_step, last_status_code = r.status_code,
+         last_error = case when r.stopped then 'The endpoint was disabled' else r.error end,
+         next_attempt_at = case when r.status = 'pending' and not r.stopped then now() + make_interval(secs => r.delay_seconds) else d.next_attempt_at end,
          locked_until = null, updated_at = now()
      from results r
      where d.id = r.id and d.team_id = r.team_id`,

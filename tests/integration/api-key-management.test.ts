@@ -3,6 +3,7 @@ import type { TestApp } from '../support/app'
 import { appWithTeamForFile } from '../support/file-hooks'
 import { KeyClient, type Client, type TeamFixture } from '../support/http'
 import { waitFor } from '../support/wait'
+import { startWebhookReceiver } from '../support/webhook-receiver'
 
 // Keys an admin can manage: PUT changes an active key's name, scopes and expiry; a roll links the
 // two keys; revoking (or the expiry of) a key disables the webhook endpoints it made.
@@ -178,6 +179,31 @@ describe('revoking a key disables the webhook endpoints it made', () => {
     await waitFor('a delivery queued for the enabled endpoint', async () =>
       (await app.db.query('select 1 from public.webhook_deliveries where endpoint_id = $1', [endpointId])).rowCount)
     expect(await endpointRow(endpointId)).toMatchObject({ enabled: true })
+  })
+
+  it('a delivery in flight when the key is revoked ends failed, as its queued ones do, not queued for a retry', async () => {
+    let answer!: (status: number) => void
+    const answered = new Promise<number>((resolve) => {
+      answer = resolve
+    })
+    const receiver = await startWebhookReceiver(() => answered)
+    try {
+      const created = await createKey({ name: 'In flight', scopes: { '*': 'read', 'webhooks': 'write' } })
+      const api = new KeyClient(app, created.key)
+      const endpointId = (await api.post('/api/v1/webhook-endpoints', { url: receiver.url, events: ['tasks.created'] })).body.id as string
+      expect((await fx.owner.post(`/api/teams/${fx.teamId}/records/tasks`, { title: 'Sent while revoked' })).status).toBe(201)
+      await receiver.waitFor(1)
+      expect((await fx.owner.patch(`${keysPath()}/${created.id}`)).body.disabled_endpoints).toBe(1)
+      const delivery = async () => (await app.db.query('select status, attempts, last_error from public.webhook_deliveries where endpoint_id = $1', [endpointId])).rows
+      // the revoke found it in flight: nothing queued to stop
+      expect(await delivery()).toEqual([expect.objectContaining({ status: 'delivering', attempts: 0 })])
+      answer(500)
+      await waitFor('the attempt to be recorded', async () => (await delivery())[0]?.attempts === 1)
+      expect(await delivery()).toEqual([{ status: 'failed', attempts: 1, last_error: 'The endpoint was disabled' }])
+    }
+    finally {
+      await receiver.close()
+    }
   })
 
   it('a key without endpoints answers disabled_endpoints 0', async () => {

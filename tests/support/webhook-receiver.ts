@@ -17,8 +17,13 @@ export interface ReceivedWebhook {
   remotePort: number
 }
 
-/** What the receiver answers to the n-th request (0-based): a status code, a status and body, or 'hang' to never answer. */
-export type ReceiverBehaviour = (index: number, request: IncomingMessage) => number | { status: number, body: string } | 'hang'
+type ReceiverAnswer = number | { status: number, body: string } | 'hang'
+
+/**
+ * What the receiver answers to the n-th request (0-based): a status code, a status and body, or
+ * 'hang' to never answer; or a promise of one, to answer when the test lets it.
+ */
+export type ReceiverBehaviour = (index: number, request: IncomingMessage) => ReceiverAnswer | Promise<ReceiverAnswer>
 
 export interface WebhookReceiver {
   /** e.g. http://127.0.0.1:41234/hook */
@@ -94,7 +99,7 @@ export async function startWebhookReceiver(behaviour: ReceiverBehaviour = () => 
         receivedAt: Date.now(),
         remotePort: request.socket.remotePort ?? 0,
       })
-      const answer = receiver.behaviour(index, request)
+      const answer = await receiver.behaviour(index, request)
       if (answer === 'hang') {
         hanging.push(response)
         return
