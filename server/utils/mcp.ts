@@ -2,9 +2,11 @@
 // an AI agent that holds a team API key or an OAuth access token (a grant, server/utils/oauth/).
 // The scopes choose the tools; a write scope stands for the chat's per-write approval (the agent's
 // own client asks its user before a call).
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+//
+// The SDK is imported on the first MCP request, not at start-up (docs/architecture.md, "Start-up and
+// several instances").
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { H3Event } from 'h3'
 import { isToolFailure } from '#shared/utils/chat-tools'
 import { scopeAllows } from '#shared/utils/api-keys'
@@ -85,7 +87,11 @@ export async function mcpTools(caller: McpCaller): Promise<Map<string, McpTool>>
 }
 
 /** An MCP server with the key's tools; one per request (the transport is stateless). */
-function mcpServer(tools: Map<string, McpTool>, holder: string): Server {
+async function mcpServer(tools: Map<string, McpTool>, holder: string): Promise<Server> {
+  const [{ Server }, { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ])
   const server = new Server({ name: 'team-workspace', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools.values()].map(tool => tool.listed) }))
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
@@ -102,7 +108,8 @@ function mcpServer(tools: Map<string, McpTool>, holder: string): Server {
  * HTTP transport that answers in JSON, and a server with the caller's tools, both dropped after it.
  */
 export async function handleMcpRequest(event: H3Event, caller: McpCaller, message: unknown): Promise<Response> {
-  const server = mcpServer(await mcpTools(caller), caller.grant ? 'connection' : 'API key')
+  const server = await mcpServer(await mcpTools(caller), caller.grant ? 'connection' : 'API key')
+  const { WebStandardStreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   await server.connect(transport)
   try {

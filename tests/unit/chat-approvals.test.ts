@@ -66,7 +66,7 @@ beforeAll(async () => {
 afterAll(() => db?.close())
 
 /** The chat's real write tools for an owner of the team (every create, update and delete). */
-function realTools(state: ChatTurnState = newTurnState()): ToolSet {
+function realTools(state: ChatTurnState = newTurnState()): Promise<ToolSet> {
   return writeTools(chatTables, catalog, { db, userId, teamId, role: 'owner' }, chatId, state)
 }
 
@@ -91,7 +91,7 @@ async function newTask(title: string): Promise<string> {
 
 describe('approvals of the chat\'s real write tools (MockLanguageModelV3)', () => {
   it('has a write tool per table and action, and every one waits for approval without writing', async () => {
-    const tools = realTools()
+    const tools = await realTools()
     const names = Object.keys(tools).sort()
     expect(names).toEqual(['create_notes', 'create_projects', 'create_tasks', 'delete_notes', 'delete_projects', 'delete_tasks', 'update_notes', 'update_projects', 'update_tasks'])
     const taskId = await newTask('Keep me')
@@ -122,7 +122,7 @@ describe('approvals of the chat\'s real write tools (MockLanguageModelV3)', () =
 
   it('runs an approved create once, after the approval, through the audited client with source chat, and words it with the project\'s name', async () => {
     const state = newTurnState()
-    const tools = realTools(state)
+    const tools = await realTools(state)
     const model = scriptedModel([{ toolCall: { name: 'create_tasks', input: { title: 'Write the launch post', project_id: projectId } } }, { text: 'Created.' }])
     const proposal = await runTurn(model, [question], tools)
     const [pending] = pendingApprovals(proposal)
@@ -139,7 +139,7 @@ describe('approvals of the chat\'s real write tools (MockLanguageModelV3)', () =
 
   it('deletes nothing when the delete is denied, and tells the model', async () => {
     const taskId = await newTask('Do not delete')
-    const tools = realTools()
+    const tools = await realTools()
     const model = scriptedModel([{ toolCall: { name: 'delete_tasks', input: { id: taskId } } }, { text: 'Understood.' }])
     const proposal = await runTurn(model, [question], tools)
     const [pending] = pendingApprovals(proposal)
@@ -152,7 +152,7 @@ describe('approvals of the chat\'s real write tools (MockLanguageModelV3)', () =
 
   it('refuses an approval that names no pending call, and one left unanswered', async () => {
     const model = scriptedModel([{ toolCall: { name: 'create_tasks', input: { title: 'A' } } }])
-    const proposal = await runTurn(model, [question], realTools())
+    const proposal = await runTurn(model, [question], await realTools())
     expect(() => applyApprovals(proposal, [{ id: 'forged', approved: true }])).toThrow(expect.objectContaining({ statusCode: 409 }))
     expect(() => applyApprovals(proposal, [])).toThrow(expect.objectContaining({ statusCode: 400 }))
     const id = approvalIdOf(pendingApprovals(proposal)[0])
@@ -162,7 +162,7 @@ describe('approvals of the chat\'s real write tools (MockLanguageModelV3)', () =
   })
 
   it('records pending writes as denied when the user sends a new message instead', async () => {
-    const tools = realTools()
+    const tools = await realTools()
     const title = `Skipped ${randomUUID()}`
     const model = scriptedModel([{ toolCall: { name: 'create_tasks', input: { title } } }, { text: 'Fine.' }])
     const proposal = await runTurn(model, [question], tools)

@@ -1,4 +1,4 @@
-import { isToolUIPart, type UIMessage } from 'ai'
+import type { UIMessage } from 'ai'
 import { createError } from 'h3'
 
 type ToolPart = Extract<UIMessage['parts'][number], { toolCallId: string }>
@@ -12,7 +12,7 @@ export interface ApprovalAnswer {
 /** The tool calls of an assistant message that wait for the user's approval. */
 export function pendingApprovals(message: UIMessage | undefined): ToolPart[] {
   return (message?.role === 'assistant' ? message.parts : [])
-    .filter((part): part is ToolPart => isToolUIPart(part) && part.state === 'approval-requested')
+    .filter((part): part is ToolPart => 'toolCallId' in part && part.state === 'approval-requested')
 }
 
 const approvalIdOf = (part: ToolPart) => (part as { approval: { id: string } }).approval.id

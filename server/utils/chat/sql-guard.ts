@@ -1,5 +1,3 @@
-import { parse } from 'libpg-query'
-
 /** What the guard decided about a model-written statement. */
 export type SqlVerdict
   = | { ok: true, sql: string }
@@ -186,6 +184,8 @@ export async function checkChatSql(sql: string, tables: ReadonlySet<string>): Pr
   // the parser reads C strings and the wire protocol ends a statement at a NUL: neither can take one
   if (sql.includes('\u0000')) return { ok: false, reason: nulReason }
   let tree: { stmts?: { stmt?: Node, stmt_location?: number, stmt_len?: number }[] }
+  // the parser (WebAssembly) is imported with the first statement, not at start-up
+  const { parse } = await import('libpg-query')
   try {
     tree = await parse(sql)
   }

@@ -1,4 +1,4 @@
-import { jsonSchema, tool, type ToolSet } from 'ai'
+import type { ToolSet } from 'ai'
 import { z } from 'zod'
 import { can, type CrudAction } from '#shared/permissions'
 import type { QueryDatabaseOutput, ToolFailure, WebSearchOutput, WriteAction, WriteProposal } from '#shared/types/chat'
@@ -27,8 +27,11 @@ export function tablesAllowed(tables: Map<string, TableInfo>, caller: Pick<ChatC
   return [...tables.values()].filter(table => can(caller.role, chatTablePermissions(table.name)[action]))
 }
 
+/** The AI SDK's tool helpers: the SDK is imported with the first chat turn, not at start-up. */
+type ToolHelpers = Pick<typeof import('ai'), 'jsonSchema' | 'tool'>
+
 /** The model gets the typed JSON Schema; validation happens once, in the records service, after approval. */
-const modelSchema = (schema: z.ZodType) => jsonSchema<Record<string, unknown>>(toolInputJsonSchema(schema) as Parameters<typeof jsonSchema>[0])
+const modelSchema = ({ jsonSchema }: ToolHelpers, schema: z.ZodType) => jsonSchema<Record<string, unknown>>(toolInputJsonSchema(schema) as Parameters<ToolHelpers['jsonSchema']>[0])
 
 /** What the tools of one answer share: failed statements so far, and the write proposals as sentences. */
 export interface ChatTurnState {
@@ -58,14 +61,15 @@ function approvalOf(schema: z.ZodType, action: WriteAction, table: TableInfo, re
  * change, validated by the registry's schemas, run through the audited client with source
  * `chat`, each only after the user approved it.
  */
-export function writeTools(tables: Map<string, TableInfo>, registry: Map<string, TableInfo>, caller: WriteCaller, chatId: string, state: ChatTurnState): ToolSet {
+export async function writeTools(tables: Map<string, TableInfo>, registry: Map<string, TableInfo>, caller: WriteCaller, chatId: string, state: ChatTurnState): Promise<ToolSet> {
+  const ai = await import('ai')
   const client = createAuditedClient(caller.db, { actorId: caller.userId, teamId: caller.teamId, source: 'chat', sourceRef: chatId })
   const allows = (table: TableInfo, action: WriteAction) => can(caller.role, chatTablePermissions(table.name)[action])
   const tools: ToolSet = {}
   for (const definition of writeToolDefinitions(tables, allows)) {
-    tools[definition.name] = tool({
+    tools[definition.name] = ai.tool({
       description: `${definition.description} The user approves it before it runs.`,
-      inputSchema: modelSchema(definition.schema),
+      inputSchema: modelSchema(ai, definition.schema),
       needsApproval: approvalOf(definition.schema, definition.action, definition.table, registry, caller, state),
       execute: input => runWriteTool(client, definition, input),
     })
@@ -82,7 +86,7 @@ function queryFailure(message: string, state: ChatTurnState): ToolFailure {
     : { error: message, attempts_left: 0, hint: `${chatQueryAttemptLimit} statements failed in this answer, the limit: do not call query_database again; tell the user what went wrong.` }
 }
 
-function queryTool(tables: Map<string, TableInfo>, caller: ChatCaller, state: ChatTurnState) {
+function queryTool({ tool }: ToolHelpers, tables: Map<string, TableInfo>, caller: ChatCaller, state: ChatTurnState) {
   const readable = new Set(tablesAllowed(tables, caller, 'view').map(table => table.name))
   return tool({
     description: `${queryDatabaseTool.description} `
@@ -103,7 +107,7 @@ function queryTool(tables: Map<string, TableInfo>, caller: ChatCaller, state: Ch
 /** Stops an answer whose statements keep failing once the model ignored the limit. */
 export const queryAttemptsExhausted = (state: ChatTurnState) => () => state.failedQueries > chatQueryAttemptLimit
 
-function webSearchTool(url: string) {
+function webSearchTool({ tool }: ToolHelpers, url: string) {
   return tool({
     description: 'Search the web; answers titles, addresses and snippets of the top results.',
     inputSchema: z.object({ query: z.string().min(1).max(400) }),
@@ -129,11 +133,12 @@ function webSearchTool(url: string) {
  * tools for the tables and actions the caller's role allows (each approved by the user, run
  * through the audited client with source `chat` and the chat id), and web_search when enabled.
  */
-export function chatTools(tables: Map<string, TableInfo>, registry: Map<string, TableInfo>, caller: ChatCaller, chatId: string, state: ChatTurnState): ToolSet {
+export async function chatTools(tables: Map<string, TableInfo>, registry: Map<string, TableInfo>, caller: ChatCaller, chatId: string, state: ChatTurnState): Promise<ToolSet> {
+  const ai = await import('ai')
   const searchUrl = setting('chatWebSearchUrl')
   return {
-    query_database: queryTool(tables, caller, state),
-    ...writeTools(tables, registry, caller, chatId, state),
-    ...(searchUrl ? { web_search: webSearchTool(searchUrl) } : {}),
+    query_database: queryTool(ai, tables, caller, state),
+    ...await writeTools(tables, registry, caller, chatId, state),
+    ...(searchUrl ? { web_search: webSearchTool(ai, searchUrl) } : {}),
   }
 }

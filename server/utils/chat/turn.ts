@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import type { H3Event } from 'h3'
-import { consumeStream, convertToModelMessages, stepCountIs, streamText } from 'ai'
 import { z } from 'zod'
 import type { ChatMessage, ChatMessageMetadata, TokenUsage } from '#shared/types/chat'
 import type { ChatCaller } from './access'
@@ -100,7 +99,7 @@ export async function streamChatTurn(event: H3Event, caller: ChatCaller, chat: C
   const [tables, registry] = await Promise.all([chatTables(), useTableRegistry()])
   const readable = tablesAllowed(tables, caller, 'view')
   const state = newTurnState()
-  const tools = chatTools(tables, registry, caller, chat.id, state)
+  const tools = await chatTools(tables, registry, caller, chat.id, state)
   const writeToolNames = Object.keys(tools).filter(name => /^(create|update|delete)_/.test(name))
   const values = await valueHints(await useChatQueryTarget(), caller.teamId, readable).catch((error: Error) => {
     console.warn('[chat] no value hints:', error.message)
@@ -110,8 +109,10 @@ export async function streamChatTurn(event: H3Event, caller: ChatCaller, chat: C
   // an approval continues the last answer: its earlier usage counts towards the message
   const continued = history.at(-1)?.role === 'assistant' ? history.at(-1)!.metadata?.usage : undefined
   let used: TokenUsage = { input: 0, output: 0 }
+  // the AI SDK is imported with the first turn, not at start-up
+  const { consumeStream, convertToModelMessages, stepCountIs, streamText } = await import('ai')
   const result = streamText({
-    model: chatModel(),
+    model: await chatModel(),
     system: systemPrompt(caller, readable, writeToolNames, values),
     messages: await convertToModelMessages(history, { tools, ignoreIncompleteToolCalls: true }),
     tools,

@@ -1,9 +1,4 @@
-import express from 'express'
 import type { H3Event } from 'h3'
-import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js'
-import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js'
-import { revocationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/revoke.js'
-import { tokenHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/token.js'
 import { ClientProblem, findClient } from './clients'
 import { oauthOrigin } from './config'
 import { GrantProvider } from './provider'
@@ -54,28 +49,40 @@ function checkClientAndRedirect(): NodeListener {
   }
 }
 
-const apps = new Map<string, NodeListener>()
+const apps = new Map<string, Promise<NodeListener>>()
 
 /**
  * The authorization server's endpoints, served by the MCP SDK's handlers (an express app for each
  * public origin, usually one) on our provider: /oauth/authorize, /oauth/token, /oauth/register
- * (RFC 7591, public clients) and /oauth/revoke (RFC 7009).
+ * (RFC 7591, public clients) and /oauth/revoke (RFC 7009). Express and the handlers are imported
+ * on the first OAuth request, not at start-up.
  */
-export function oauthApp(origin: string): NodeListener {
+export function oauthApp(origin: string): Promise<NodeListener> {
   let app = apps.get(origin)
   if (!app) {
-    const provider = new GrantProvider(origin)
-    const server = express()
-    server.disable('x-powered-by')
-    server.use('/oauth/authorize', checkClientAndRedirect())
-    server.use('/oauth/authorize', authorizationHandler({ provider, rateLimit: perWindow(limits.authorize) }))
-    server.use('/oauth/token', tokenHandler({ provider, rateLimit: perWindow(limits.token) }))
-    server.use('/oauth/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, clientSecretExpirySeconds: 0, rateLimit: { windowMs: 60 * 60 * 1000, max: 100, validate: false } }))
-    server.use('/oauth/revoke', revocationHandler({ provider, rateLimit: perWindow(limits.revoke) }))
-    app = server as unknown as NodeListener
+    app = buildOAuthApp(origin)
     apps.set(origin, app)
   }
   return app
+}
+
+async function buildOAuthApp(origin: string): Promise<NodeListener> {
+  const [{ default: express }, { authorizationHandler }, { tokenHandler }, { clientRegistrationHandler }, { revocationHandler }] = await Promise.all([
+    import('express'),
+    import('@modelcontextprotocol/sdk/server/auth/handlers/authorize.js'),
+    import('@modelcontextprotocol/sdk/server/auth/handlers/token.js'),
+    import('@modelcontextprotocol/sdk/server/auth/handlers/register.js'),
+    import('@modelcontextprotocol/sdk/server/auth/handlers/revoke.js'),
+  ])
+  const provider = new GrantProvider(origin)
+  const server = express()
+  server.disable('x-powered-by')
+  server.use('/oauth/authorize', checkClientAndRedirect())
+  server.use('/oauth/authorize', authorizationHandler({ provider, rateLimit: perWindow(limits.authorize) }))
+  server.use('/oauth/token', tokenHandler({ provider, rateLimit: perWindow(limits.token) }))
+  server.use('/oauth/register', clientRegistrationHandler({ clientsStore: provider.clientsStore, clientSecretExpirySeconds: 0, rateLimit: { windowMs: 60 * 60 * 1000, max: 100, validate: false } }))
+  server.use('/oauth/revoke', revocationHandler({ provider, rateLimit: perWindow(limits.revoke) }))
+  return server as unknown as NodeListener
 }
 
 /** A JSON or form body as the SDK's handlers expect it in `req.body`, or undefined when it is neither. */
@@ -103,5 +110,5 @@ export async function serveOAuth(event: H3Event): Promise<void> {
     const body = parsedBody(raw, requestHeader(event, 'content-type') ?? '')
     if (body !== undefined) Object.assign(event.node.req, { body })
   }
-  await callNodeListener(oauthApp(oauthOrigin(event)), event.node.req, event.node.res)
+  await callNodeListener(await oauthApp(oauthOrigin(event)), event.node.req, event.node.res)
 }
