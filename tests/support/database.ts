@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import pg from 'pg'
@@ -159,12 +159,21 @@ export async function createServerDatabase(options: { empty?: boolean } = {}): P
   }
 }
 
-/** A fresh, migrated database of the current kind, opened in this process (PGlite in memory). */
+/** A fresh, migrated database of the current kind, opened in this process (PGlite in a temporary folder). */
 export async function freshDatabase(): Promise<{ db: Database, close: () => Promise<void> }> {
   if (databaseKind() === 'pglite') {
-    const db = createDatabase({ dataDir: 'memory://' })
+    // a copy of the template (0.5 s) rather than migrating a new in-memory database (3 to 5 s)
+    const folder = mkdtempSync(join(tmpdir(), 'tws-fresh-'))
+    await copyPgliteTemplate(join(folder, 'db'))
+    const db = createDatabase({ dataDir: join(folder, 'db') })
     await runMigrations(db, loadMigrationFiles())
-    return { db, close: () => db.close() }
+    return {
+      db,
+      async close() {
+        await db.close()
+        rmSync(folder, { recursive: true, force: true })
+      },
+    }
   }
   const server = await createServerDatabase()
   const db = createDatabase({ url: server.url, max: 4 })
