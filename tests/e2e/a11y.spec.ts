@@ -1,6 +1,6 @@
 import { expect, test, type Browser, type Page } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
-import { openPage } from '../support/browser'
+import { openPage, useColorScheme } from '../support/browser'
 import { addMember, createTeam, signUp, uniqueEmail, type Client } from '../support/http'
 import { startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
 import { axeOn, seriousViolations } from '../support/axe'
@@ -146,9 +146,13 @@ function controlsOutside(page: Page) {
   })
 }
 
-async function check(browser: Browser, entry: PageCase, scheme: typeof schemes[number], problems: string[]) {
+/**
+ * One page in both colour schemes (the page follows the system's scheme as it changes, so it is
+ * loaded once) at the three widths each.
+ */
+async function check(browser: Browser, entry: PageCase, problems: string[]) {
   const path = entry.path(seed)
-  const context = await browser.newContext({ colorScheme: scheme, viewport: { width: widths[0]!, height: 844 } })
+  const context = await browser.newContext({ colorScheme: schemes[0], viewport: { width: widths[0]!, height: 844 } })
   if (sessions[entry.role]) {
     const [name, value] = sessions[entry.role].split('=')
     await context.addCookies([{ name: name!, value: value!, url: app.url }])
@@ -157,27 +161,28 @@ async function check(browser: Browser, entry: PageCase, scheme: typeof schemes[n
   await openPage(page, app.url, path)
   await expect(page, `${path} as ${entry.role}`).toHaveURL(`${app.url}${path}`)
   await entry.setup?.(page)
-  for (const width of widths) {
-    await page.setViewportSize({ width, height: width < 800 ? 844 : 900 })
-    await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
-    const where = `${path} as ${entry.role} at ${width}px ${scheme}`
-    for (const violation of await seriousViolations(axeOn(page))) {
-      problems.push(`${where}: ${violation.id} (${violation.impact}) ${violation.nodes.slice(0, 3).map(node => node.target.join(' ')).join(', ')}`)
+  for (const scheme of schemes) {
+    await useColorScheme(page, scheme)
+    for (const width of widths) {
+      await page.setViewportSize({ width, height: width < 800 ? 844 : 900 })
+      await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
+      const where = `${path} as ${entry.role} at ${width}px ${scheme}`
+      for (const violation of await seriousViolations(axeOn(page))) {
+        problems.push(`${where}: ${violation.id} (${violation.impact}) ${violation.nodes.slice(0, 3).map(node => node.target.join(' ')).join(', ')}`)
+      }
+      for (const control of await controlsOutside(page)) problems.push(`${where}: ${control} is outside the viewport`)
     }
-    for (const control of await controlsOutside(page)) problems.push(`${where}: ${control} is outside the viewport`)
   }
   await context.close()
 }
 
-// one test per page and colour scheme (three widths each), so that a slow page stays well inside a test's time on a busy machine
+// one test per page (three widths in each colour scheme), so that a slow page stays well inside a test's time on a busy machine
 for (const entry of pages) {
-  for (const scheme of schemes) {
-    test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id' })} as ${entry.role}${entry.setup ? ` (${entry.setup.name})` : ''}, ${scheme}`, async ({ browser }) => {
-      const problems: string[] = []
-      await check(browser, entry, scheme, problems)
-      expect(problems).toEqual([])
-    })
-  }
+  test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id' })} as ${entry.role}${entry.setup ? ` (${entry.setup.name})` : ''}, light and dark`, async ({ browser }) => {
+    const problems: string[] = []
+    await check(browser, entry, problems)
+    expect(problems).toEqual([])
+  })
 }
 
 test('at 390 px each activity row\'s history button is on the screen, with records and people of long names', async ({ browser }) => {

@@ -50,6 +50,16 @@ export async function openPage(page: Page, baseUrl: string, path: string) {
   }
 }
 
+/**
+ * Switches the page's colour scheme as the system setting would (the app follows it without a
+ * reload) and waits until the page has followed it and its colour transitions have ended.
+ */
+export async function useColorScheme(page: Page, scheme: 'light' | 'dark') {
+  await page.emulateMedia({ colorScheme: scheme })
+  await expect.poll(() => page.evaluate(() => document.documentElement.classList.contains('dark'))).toBe(scheme === 'dark')
+  await page.waitForFunction(() => document.getAnimations().every(animation => animation.playState !== 'running'))
+}
+
 /** Signs in through the sign-in form, which then goes to `redirect`. */
 export async function signInPage(page: Page, baseUrl: string, email: string, redirect: string, password = e2ePassword) {
   await openPage(page, baseUrl, `/login?redirect=${encodeURIComponent(redirect)}`)
