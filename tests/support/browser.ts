@@ -57,7 +57,8 @@ export async function openPage(page: Page, baseUrl: string, path: string) {
 export async function useColorScheme(page: Page, scheme: 'light' | 'dark') {
   await page.emulateMedia({ colorScheme: scheme })
   await expect.poll(() => page.evaluate(() => document.documentElement.classList.contains('dark'))).toBe(scheme === 'dark')
-  await page.waitForFunction(() => document.getAnimations().every(animation => animation.playState !== 'running'))
+  // transitions only: an endless animation (a spinner, a pulsing dot) never ends
+  await page.waitForFunction(() => document.getAnimations().every(animation => !(animation instanceof CSSTransition) || animation.playState !== 'running'))
 }
 
 /** Signs in through the sign-in form, which then goes to `redirect`. */
