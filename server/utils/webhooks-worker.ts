@@ -285,8 +285,9 @@ async function recordAttempts(db: Database, finished: readonly FinishedAttempt[]
          "order" int, id uuid, team_id uuid, endpoint_id uuid, attempt int, url text, status_code int, error text,
          duration_ms int, response_body text, is_success boolean, status text, retry_step int, delay_seconds float8)
      ),
-     -- an endpoint disabled while the attempt was in flight (revoked key, auto-disable) stops its
-     -- queued deliveries: a failed attempt is not retried but failed as they were (recoverable)
+     -- an endpoint disabled (in any way) while the attempt was in flight: a failed attempt is not
+     -- retried, since claims pass over disabled endpoints and a retry would stay pending for good;
+     -- it ends failed, recoverable, as the queued ones of a revoked key or an auto-disable do
      results as (
        select r.*, (r.status = 'pending' and e.enabled is false) as stopped
        from reported r left join public.webhook_endpoints e on e.id = r.endpoint_id and e.team_id = r.team_id
