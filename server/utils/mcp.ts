@@ -87,11 +87,17 @@ export async function mcpTools(caller: McpCaller): Promise<Map<string, McpTool>>
 }
 
 /** An MCP server with the key's tools; one per request (the transport is stateless). */
-async function mcpServer(tools: Map<string, McpTool>, holder: string): Promise<Server> {
-  const [{ Server }, { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }] = await Promise.all([
+/** The SDK's server side, imported on the first MCP request. */
+const mcpSdk = async () => {
+  const [server, types, transport] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/types.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
   ])
+  return { ...server, ...types, ...transport }
+}
+
+function mcpServer({ Server, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }: Awaited<ReturnType<typeof mcpSdk>>, tools: Map<string, McpTool>, holder: string): Server {
   const server = new Server({ name: 'team-workspace', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools.values()].map(tool => tool.listed) }))
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
@@ -108,9 +114,9 @@ async function mcpServer(tools: Map<string, McpTool>, holder: string): Promise<S
  * HTTP transport that answers in JSON, and a server with the caller's tools, both dropped after it.
  */
 export async function handleMcpRequest(event: H3Event, caller: McpCaller, message: unknown): Promise<Response> {
-  const server = await mcpServer(await mcpTools(caller), caller.grant ? 'connection' : 'API key')
-  const { WebStandardStreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+  const sdk = await mcpSdk()
+  const server = mcpServer(sdk, await mcpTools(caller), caller.grant ? 'connection' : 'API key')
+  const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   await server.connect(transport)
   try {
     return await transport.handleRequest(toWebRequest(event), { parsedBody: message })

@@ -77,7 +77,9 @@ async function converse(page: Page) {
 test.describe.configure({ mode: 'parallel' })
 
 const widths = [390, 820, 1440]
-const schemes = ['light', 'dark'] as const
+// each page is loaded in dark (as a user whose system is dark gets it, server-rendered) and then
+// switched to light, the scheme every other spec loads its pages in
+const schemes = ['dark', 'light'] as const
 
 let app: TestApp
 let model: ScriptedModelServer
@@ -148,7 +150,7 @@ function controlsOutside(page: Page) {
 
 /**
  * One page in both colour schemes (the page follows the system's scheme as it changes, so it is
- * loaded once) at the three widths each.
+ * loaded once, in the first) at the three widths each.
  */
 async function check(browser: Browser, entry: PageCase, problems: string[]) {
   const path = entry.path(seed)
@@ -178,7 +180,7 @@ async function check(browser: Browser, entry: PageCase, problems: string[]) {
 
 // one test per page (three widths in each colour scheme), so that a slow page stays well inside a test's time on a busy machine
 for (const entry of pages) {
-  test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id' })} as ${entry.role}${entry.setup ? ` (${entry.setup.name})` : ''}, light and dark`, async ({ browser }) => {
+  test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id' })} as ${entry.role}${entry.setup ? ` (${entry.setup.name})` : ''}, dark and light`, async ({ browser }) => {
     const problems: string[] = []
     await check(browser, entry, problems)
     expect(problems).toEqual([])
