@@ -67,6 +67,7 @@ const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_UR
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
+const warmSeconds = Number(process.env.BENCH_WARM_SECONDS ?? 1)
 const taskCount = 10_000
 const deepRows = Number(process.env.BENCH_DEEP_ROWS ?? 1_000_000)
 const path = '/api/v1/tasks?limit=50'
@@ -334,7 +335,14 @@ async function compare(targets: Target[]): Promise<Measured[]> {
   for (const target of targets) await load(target, 2)
   const results = targets.map(() => [] as Result[])
   for (let round = 0; round < rounds; round++) {
-    for (const [i, target] of targets.entries()) results[i]!.push(await load(target, seconds))
+    for (const [i, target] of targets.entries()) {
+      // each turn starts warm: a server idle for more than 10 s (the other targets' turns) has
+      // had its pool's connections closed (pg's idle timeout), and a new connection loads the
+      // catalog, compiles the triggers and prepares its statements again; unmeasured, as a server
+      // under steady load would have done it long before
+      if (warmSeconds > 0) await load(target, warmSeconds)
+      results[i]!.push(await load(target, seconds))
+    }
   }
   return results.map(list => ({ ...best(list), rounds: list }))
 }
