@@ -14,7 +14,7 @@
 // mean of the two (the machine's load changes within a run). Both are measured warm: before the
 // burst the app delivers BENCH_WARM_EVENTS (default 2,000) unmeasured events, and the bare sender
 // sends as many unmeasured POSTs before its timed ones (a fresh process compiles its hot paths
-// first; V8's background threads then use about half as much CPU as the main thread). The app runs as one process, then as
+// first; V8's background threads then use over half as much CPU as the main thread). The app runs as one process, then as
 // two processes on one database. The team has one endpoint
 // subscribed to tasks.created; the receiver on 127.0.0.1 answers 204 at once and keeps connections
 // alive (5 s idle, Node's default), as real receivers do.
@@ -194,7 +194,7 @@ async function run(processes: number): Promise<Result> {
     await Promise.all(writes)
     const steadyDelays = await delaysOf(receiver, steady)
     // an unmeasured burst first: a fresh process compiles its hot paths (V8's background threads
-    // then used about half as much CPU as the main thread), as a sender running for a while has done
+    // then used over half as much CPU as the main thread), as a sender running for a while has done
     if (warmEvents > 0) {
       const warm = new Map<string, number>()
       await insertTasks(db, 3 * eventCount, warmEvents, warm)
