@@ -86,9 +86,7 @@ export async function mcpTools(caller: McpCaller): Promise<Map<string, McpTool>>
   return tools
 }
 
-/** An MCP server with the key's tools; one per request (the transport is stateless). */
-/** The SDK's server side, imported on the first MCP request. */
-const mcpSdk = async () => {
+async function importMcpSdk() {
   const [server, types, transport] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/types.js'),
@@ -97,6 +95,12 @@ const mcpSdk = async () => {
   return { ...server, ...types, ...transport }
 }
 
+let sdkImport: ReturnType<typeof importMcpSdk> | undefined
+
+/** The SDK's server side, imported by the first MCP request and kept (not merged again per request). */
+const mcpSdk = () => sdkImport ??= importMcpSdk()
+
+/** An MCP server with the key's tools; one per request (the transport is stateless). */
 function mcpServer({ Server, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }: Awaited<ReturnType<typeof mcpSdk>>, tools: Map<string, McpTool>, holder: string): Server {
   const server = new Server({ name: 'team-workspace', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools.values()].map(tool => tool.listed) }))

@@ -159,14 +159,17 @@ export async function createServerDatabase(options: { empty?: boolean } = {}): P
   }
 }
 
-/** A fresh, migrated database of the current kind, opened in this process (PGlite in a temporary folder). */
+/**
+ * A fresh, migrated database of the current kind, opened in this process (PGlite in a temporary
+ * folder): a copy of the template, which is made for the current migrations (migrationsKey), so
+ * nothing is left to apply.
+ */
 export async function freshDatabase(): Promise<{ db: Database, close: () => Promise<void> }> {
   if (databaseKind() === 'pglite') {
     // a copy of the template (0.5 s) rather than migrating a new in-memory database (3 to 5 s)
     const folder = mkdtempSync(join(tmpdir(), 'tws-fresh-'))
     await copyPgliteTemplate(join(folder, 'db'))
     const db = createDatabase({ dataDir: join(folder, 'db') })
-    await runMigrations(db, loadMigrationFiles())
     return {
       db,
       async close() {
@@ -177,7 +180,6 @@ export async function freshDatabase(): Promise<{ db: Database, close: () => Prom
   }
   const server = await createServerDatabase()
   const db = createDatabase({ url: server.url, max: 4 })
-  await runMigrations(db, loadMigrationFiles())
   return {
     db,
     async close() {
