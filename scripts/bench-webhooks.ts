@@ -94,7 +94,7 @@ async function seed(db: pg.Pool, url: string) {
   await db.query(`insert into auth.users (id, email) values ($1, 'bench@example.com')`, [ids.user])
   await db.query(`insert into public.profiles (id, email, name) values ($1, 'bench@example.com', 'Bea Bench')`, [ids.user])
   await db.query(`insert into public.teams (id, name) values ($1, 'Bench Team')`, [ids.team])
-  await db.query(`insert into public.webhook_secrets (team_id, secret) values ($1, 'whsec_YmVuY2gtc2VjcmV0LWJlbmNoLXNlY3JldC1iZW5jaC1zZWNyZXQ=')`, [ids.team])
+  await db.query(`insert into public.webhook_secrets (team_id, secret) values ($1, $2)`, [ids.team, secret])
   await db.query(`insert into public.webhook_endpoints (team_id, url, events) values ($1, $2, array['tasks.created'])`, [ids.team, url])
 }
 
@@ -115,6 +115,8 @@ interface Result {
   /** the bare sender's rate just before and just after this run's burst */
   bareBefore: number
   bareAfter: number
+  /** the bare outbox's rate, after the burst */
+  bareOutbox: number
   perSecond: number
   /** commit-to-delivery at 20 writes a second */
   p50: number
@@ -213,6 +215,7 @@ async function run(processes: number): Promise<Result> {
     const cpuAfter = cpuSeconds(apps.map(app => app.pid))
     const finished = Math.max(...[...burst.keys()].map(id => receiver.taskArrivals.get(id)!))
     const bareAfter = await bare()
+    const outbox = await bareOutbox(db, apps[0]!.databaseUrl)
 
     // burst with writes: statements of 100 rows, 16 at a time, delivered while they are written
     const withWrites = new Map<string, number>()
@@ -240,6 +243,7 @@ async function run(processes: number): Promise<Result> {
       label: `${processes} app process${processes > 1 ? 'es' : ''}`,
       bareBefore: bareBefore.perSecond,
       bareAfter: bareAfter.perSecond,
+      bareOutbox: outbox.perSecond,
       perSecond: eventCount / ((finished - started) / 1000),
       withWritesPerSecond: eventCount / ((withWritesFinished - withWritesStarted) / 1000),
       p50: percentile(steadyDelays, 0.5),
@@ -257,26 +261,49 @@ async function run(processes: number): Promise<Result> {
   }
 }
 
+/** The bench team's signing secret (base64 after `whsec_`), as seeded. */
+const secret = 'whsec_YmVuY2gtc2VjcmV0LWJlbmNoLXNlY3JldC1iZW5jaC1zZWNyZXQ='
+
 /**
- * The bare sender (run in a process of its own, as the app's sender is, apart from the receiver):
- * `count` POSTs of `body` with `headers` (JSON in argv) to `url`, 10 in flight on kept connections.
- * Prints the seconds it took and the CPU seconds it used.
+ * What both bare senders share (source text for a process of its own): `post(url, id, body)` sends
+ * one POST with the headers the app sends, signed as the app signs (Standard Webhooks: an HMAC of
+ * id, timestamp and body per request, so that a receiver could verify it), on keep-alive
+ * connections, and answers the status code.
  */
-const bareSender = `
+const senderCommon = `
 import { Agent, request } from 'node:http'
-const [url, count, body, headers, warm] = [new URL(process.argv[1]), Number(process.argv[2]), process.argv[3], JSON.parse(process.argv[4]), Number(process.argv[5])]
+import { createHmac } from 'node:crypto'
 const agent = new Agent({ keepAlive: true })
-const post = (i) => new Promise((done, fail) => {
-  const req = request(url, { method: 'POST', agent, headers: { ...headers, 'webhook-id': 'bare-' + i } }, (res) => {
+const key = Buffer.from(${JSON.stringify(secret.slice('whsec_'.length))}, 'base64')
+const post = (url, id, body) => new Promise((done, fail) => {
+  const timestamp = String(Math.floor(Date.now() / 1000))
+  const signature = 'v1,' + createHmac('sha256', key).update(id + '.' + timestamp + '.' + body).digest('base64')
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'team-workspace-webhooks/1',
+    'webhook-id': id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': signature,
+    'content-length': String(Buffer.byteLength(body)),
+  }
+  const req = request(url, { method: 'POST', agent, headers }, (res) => {
     res.resume()
-    res.on('end', done)
+    res.on('end', () => done(res.statusCode))
   })
   req.on('error', fail)
   req.end(body)
 })
+`
+
+/**
+ * The bare sender: `count` POSTs of `body` to `url`, 10 in flight on kept connections, no outbox,
+ * no database. Prints the seconds it took and the CPU seconds it used.
+ */
+const bareSender = `${senderCommon}
+const [url, count, body, warm] = [new URL(process.argv[1]), Number(process.argv[2]), process.argv[3], Number(process.argv[4])]
 let next = 0
 const send = (until) => Promise.all(Array.from({ length: 10 }, async () => {
-  while (next < until) await post(next++)
+  while (next < until) await post(url, 'bare-' + next++, body)
 }))
 // unmeasured first, as the app's sender is warmed by a burst of its own
 await send(warm)
@@ -289,37 +316,175 @@ agent.destroy()
 `
 
 /**
- * The bare baseline: the same number of POSTs, with a record's body and the headers the app sends,
- * straight to the receiver from a sender process of its own (as real senders are), 10 in flight on
- * kept connections: no outbox, no database.
+ * The bare outbox: the least a sender that keeps its events in Postgres does (a relay of its own
+ * outbox table, bench_outbox, with the app's two writes per delivery): it claims due rows 100 at a
+ * time (one UPDATE ... RETURNING of rows locked with SKIP LOCKED, so that several relays could
+ * share the table, the next batch claimed while the queue still holds one), posts each, 10 in flight
+ * on kept connections, and records 100 answers at a time in one statement (an attempt row each, and
+ * the delivery marked succeeded). No receivers to share out, no retries, no hold, no metrics.
+ * Delivers the `warm` rows queued before it starts, prints "warm", and on "go" (a line on stdin,
+ * once the measured rows are queued) delivers those and prints the seconds until the last answer
+ * and the CPU seconds it used (its records included).
+ */
+const bareOutboxSender = `${senderCommon}
+import pg from 'pg'
+import { createInterface } from 'node:readline'
+const [url, databaseUrl] = [new URL(process.argv[1]), process.argv[2]]
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 })
+const claimSql = \`update bench_outbox o set status = 'delivering', locked_until = now() + interval '35 seconds', updated_at = now()
+  from (select id from bench_outbox where status = 'pending' and next_attempt_at <= now()
+        order by next_attempt_at limit 100 for update skip locked) due
+  where o.id = due.id returning o.id, o.body\`
+const recordSql = \`with r as (select * from unnest($1::uuid[], $2::int[], $3::int[]) as r(id, status_code, duration_ms)),
+  a as (insert into bench_outbox_attempts (delivery_id, attempt, status_code, duration_ms)
+        select r.id, 1, r.status_code, r.duration_ms from r)
+  update bench_outbox o set status = 'succeeded', attempts = o.attempts + 1, last_status_code = r.status_code,
+    locked_until = null, updated_at = now()
+  from r where o.id = r.id\`
+async function drain() {
+  const queue = []
+  const finished = []
+  const records = []
+  let claiming = false
+  let exhausted = false
+  let wakeups = []
+  const refill = () => {
+    if (claiming || exhausted || queue.length > 100) return
+    claiming = true
+    pool.query(claimSql).then(({ rows }) => {
+      claiming = false
+      if (!rows.length) exhausted = true
+      queue.push(...rows)
+      for (const wake of wakeups.splice(0)) wake()
+      refill()
+    }, (error) => {
+      console.error(error)
+      process.exit(1)
+    })
+  }
+  const record = () => {
+    const batch = finished.splice(0)
+    if (batch.length) records.push(pool.query(recordSql, [batch.map(f => f.id), batch.map(f => f.status), batch.map(f => f.ms)]))
+  }
+  await Promise.all(Array.from({ length: 10 }, async () => {
+    while (true) {
+      refill()
+      const row = queue.shift()
+      if (!row) {
+        if (exhausted) return
+        await new Promise(wake => wakeups.push(wake))
+        continue
+      }
+      const started = performance.now()
+      const status = await post(url, row.id, row.body)
+      finished.push({ id: row.id, status, ms: Math.round(performance.now() - started) })
+      if (finished.length >= 100) record()
+    }
+  }))
+  const lastAnswer = performance.now()
+  record()
+  await Promise.all(records)
+  return lastAnswer
+}
+await drain()
+console.log('warm')
+const lines = createInterface({ input: process.stdin })
+for await (const line of lines) {
+  if (line !== 'go') continue
+  const started = performance.now()
+  const cpu = process.cpuUsage()
+  const lastAnswer = await drain()
+  const used = process.cpuUsage(cpu)
+  console.log(JSON.stringify({ seconds: (lastAnswer - started) / 1000, cpu: (used.user + used.system) / 1e6 }))
+  break
+}
+lines.close()
+await pool.end()
+agent.destroy()
+`
+
+/** A sender process running `source` with `args`; `onLine` sees each line it prints. Resolves with its last line once it has exited. */
+function runSender(name: string, source: string, args: string[], onLine: (line: string, stdin: NodeJS.WritableStream) => void = () => {}): { pid: number, output: Promise<string> } {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', source, ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const output = new Promise<string>((done, fail) => {
+    let text = ''
+    let last = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString()
+      const lines = text.split('\n')
+      text = lines.pop()!
+      for (const line of lines) {
+        last = line
+        onLine(line, child.stdin)
+      }
+    })
+    child.on('error', fail)
+    child.on('exit', code => (code === 0 ? done(last) : fail(new Error(`The ${name} exited with ${code}`))))
+  })
+  return { pid: child.pid!, output }
+}
+
+/** A record's body, as the app sends for tasks.created. */
+function recordBody(title: string): string {
+  const at = new Date().toISOString()
+  return JSON.stringify({
+    type: 'tasks.created',
+    timestamp: at,
+    data: { id: '00000000-0000-4000-8000-000000000000', title, status: 'todo', team_id: ids.team, due_date: null, priority: 3, created_at: at, created_by: ids.user, project_id: null, updated_at: at, assignee_id: null, completed_at: null },
+  })
+}
+
+/**
+ * The bare baseline: the same number of POSTs, with a record's body and the headers the app sends
+ * (signed per POST), straight to the receiver from a sender process of its own (as real senders
+ * are), 10 in flight on kept connections: no outbox, no database.
  */
 async function bare(): Promise<{ perSecond: number }> {
   const receiver = await startReceiver()
-  const at = new Date().toISOString()
-  const body = JSON.stringify({
-    type: 'tasks.created',
-    timestamp: at,
-    data: { id: '00000000-0000-4000-8000-000000000000', title: 'Burst 0', status: 'todo', team_id: ids.team, due_date: null, priority: 3, created_at: at, created_by: ids.user, project_id: null, updated_at: at, assignee_id: null, completed_at: null },
-  })
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': 'team-workspace-webhooks/1',
-    'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
-    'webhook-signature': `v1,${'A'.repeat(43)}=`,
-  }
   const cpuBefore = cpuSeconds([])
-  const output = await new Promise<string>((done, fail) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', bareSender, receiver.url, String(eventCount), body, JSON.stringify(headers), String(warmEvents)], { stdio: ['ignore', 'pipe', 'inherit'] })
-    let text = ''
-    child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()))
-    child.on('error', fail)
-    child.on('exit', code => (code === 0 ? done(text) : fail(new Error(`The bare sender exited with ${code}`))))
-  })
+  const output = await runSender('bare sender', bareSender, [receiver.url, String(eventCount), recordBody('Burst 0'), String(warmEvents)]).output
   const sender = JSON.parse(output) as { seconds: number, cpu: number }
   const receiverCpu = ((cpuSeconds([]).bench - cpuBefore.bench) * 1000) / (eventCount + warmEvents)
   console.log(`  bare: CPU per event: sender ${((sender.cpu * 1000) / eventCount).toFixed(3)} ms, this process (receiver) ${receiverCpu.toFixed(3)} ms`)
   await receiver.close()
   return { perSecond: eventCount / sender.seconds }
+}
+
+/**
+ * The bare outbox baseline (see bareOutboxSender), on the run's database, warmed as the app is: the
+ * same number of events, queued in one statement, delivered to a receiver of its own.
+ */
+async function bareOutbox(db: pg.Pool, databaseUrl: string): Promise<{ perSecond: number }> {
+  await db.query(`create table bench_outbox (
+    id uuid primary key default gen_random_uuid(), body text not null, status text not null default 'pending',
+    attempts int not null default 0, last_status_code int, next_attempt_at timestamptz not null default now(),
+    locked_until timestamptz, created_at timestamptz not null default now(), updated_at timestamptz not null default now())`)
+  await db.query(`create index on bench_outbox (next_attempt_at) where status = 'pending'`)
+  await db.query(`create table bench_outbox_attempts (
+    id uuid primary key default gen_random_uuid(), delivery_id uuid not null, attempt int not null,
+    status_code int, duration_ms int, created_at timestamptz not null default now())`)
+  await db.query('create index on bench_outbox_attempts (delivery_id, attempt)')
+  const queue = (count: number) => db.query(`insert into bench_outbox (body) select $1 from generate_series(1, $2::int)`, [recordBody('Burst 0'), count])
+  const receiver = await startReceiver()
+  try {
+    await queue(warmEvents)
+    let cpuBefore: ReturnType<typeof cpuSeconds> | undefined
+    const sender = runSender('bare outbox', bareOutboxSender, [receiver.url, databaseUrl], (line, stdin) => {
+      if (line !== 'warm') return
+      void queue(eventCount).then(() => {
+        cpuBefore = cpuSeconds([])
+        stdin.write('go\n')
+      })
+    })
+    const result = JSON.parse(await sender.output) as { seconds: number, cpu: number }
+    const cpuAfter = cpuSeconds([])
+    const ms = (key: 'postgres' | 'bench') => (((cpuAfter[key] - cpuBefore![key]) * 1000) / eventCount).toFixed(3)
+    console.log(`  bare outbox: CPU per event: Postgres ${ms('postgres')} ms, sender ${((result.cpu * 1000) / eventCount).toFixed(3)} ms, this process (receiver) ${ms('bench')} ms`)
+    return { perSecond: eventCount / result.seconds }
+  }
+  finally {
+    await receiver.close()
+  }
 }
 
 async function main() {
@@ -329,11 +494,11 @@ async function main() {
   /** the bare rate a run is compared with: the mean of the bare sender's rates around its burst */
   const bareOf = (result: Result) => (result.bareBefore + result.bareAfter) / 2
   console.log('')
-  console.log('| Run | Steady p50 | Steady p99 | Bare POSTs/s (before, after) | Burst events/s | vs bare | Burst p50 | Burst p99 | With writes events/s | vs bare | Duplicates |')
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|')
+  console.log('| Run | Steady p50 | Steady p99 | Bare POSTs/s (before, after) | Burst events/s | vs bare | Burst p50 | Burst p99 | With writes events/s | vs bare | Bare outbox events/s | Bare outbox vs bare | Burst vs bare outbox | Duplicates |')
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
   for (const result of results) {
     const baseline = bareOf(result)
-    console.log(`| ${result.label} | ${ms(result.p50)} | ${ms(result.p99)} | ${baseline.toFixed(0)} (${result.bareBefore.toFixed(0)}, ${result.bareAfter.toFixed(0)}) | ${result.perSecond.toFixed(0)} | ${(result.perSecond / baseline).toFixed(2)} | ${ms(result.burstP50)} | ${ms(result.burstP99)} | ${result.withWritesPerSecond.toFixed(0)} | ${(result.withWritesPerSecond / baseline).toFixed(2)} | ${result.duplicates} |`)
+    console.log(`| ${result.label} | ${ms(result.p50)} | ${ms(result.p99)} | ${baseline.toFixed(0)} (${result.bareBefore.toFixed(0)}, ${result.bareAfter.toFixed(0)}) | ${result.perSecond.toFixed(0)} | ${(result.perSecond / baseline).toFixed(2)} | ${ms(result.burstP50)} | ${ms(result.burstP99)} | ${result.withWritesPerSecond.toFixed(0)} | ${(result.withWritesPerSecond / baseline).toFixed(2)} | ${result.bareOutbox.toFixed(0)} | ${(result.bareOutbox / baseline).toFixed(2)} | ${(result.perSecond / result.bareOutbox).toFixed(2)} | ${result.duplicates} |`)
   }
   const targets = results.map(result => `${result.label}: p50 ${result.p50 <= 50 ? 'met' : 'MISSED'}, p99 ${result.p99 <= 500 ? 'met' : 'MISSED'}, burst ${result.perSecond / bareOf(result) >= 0.5 ? 'met' : 'MISSED'}`)
   console.log(`\nTargets (steady p50 <= 50 ms, p99 <= 500 ms; burst >= 0.5 of bare): ${targets.join('; ')}`)
