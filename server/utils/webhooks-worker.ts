@@ -370,7 +370,7 @@ async function releaseHolds(db: Database, worker: string) {
  * not hold up the others), and keeps more of each receiver's deliveries claimed and waiting, so that
  * a finished delivery's slot is refilled at once instead of after a round trip to the database: one
  * more round, and for a receiver that answers fast as many rounds as it clears within half the wait
- * a lease allows (up to one batch in all), so that a burst to one fast receiver is not held up by
+ * a lease allows (up to two batches in all), so that a burst to one fast receiver is not held up by
  * the claims. It claims again for a receiver once half of what it may hold is gone, if its last
  * claim took all the room it had (else nothing more of it was due, and a notification says when
  * there is: claiming on every answer sent 31 statements for 30 deliveries). A waiting
@@ -401,8 +401,13 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
   const waiting = new Map<string, { delivery: ClaimedDelivery, claimedAt: number }[]>()
   /** target -> how long its attempts take (ms): the slowest recent one, fading by a fifth with each newer one */
   const pace = new Map<string, number>()
-  /** The most waiting rounds one receiver may have (in flight and waiting, at most one batch). */
-  const maxRounds = Math.max(1, Math.floor(batchSize / perEndpoint) - 1)
+  /**
+   * The most waiting rounds one receiver may have (in flight and waiting, at most two batches): it
+   * claims again when half is gone, so that a refill is a full batch (with one batch at most, the
+   * refills of a burst took 50 rows each, and the claims' fixed work, looking at up to `claimScan`
+   * rows, cost twice as much per delivery: bench:webhooks).
+   */
+  const maxRounds = Math.max(1, Math.floor((2 * batchSize) / perEndpoint) - 1)
   /** What one claim may take for a receiver this worker holds nothing of: one round in flight and one waiting. */
   const newRoom = 2 * perEndpoint
   /** Receivers whose last claim filled all the room it had for them: more of theirs may be due. */

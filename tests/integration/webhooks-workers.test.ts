@@ -125,11 +125,11 @@ describe('webhook workers', () => {
     const fast = await startWebhookReceiver(index => index < 4 ? 200 : 'hang')
     const teamId = await teamWithUrl(fast.url)
     await db.transaction(async (tx) => {
-      for (let i = 0; i < 40; i++) await fireWebhook(tx, teamId, 'webhook.test', { n: i })
+      for (let i = 0; i < 60; i++) await fireWebhook(tx, teamId, 'webhook.test', { n: i })
     })
     // 2 at once per receiver, claims of up to 20: a receiver not heard from yet gets 2 in flight
-    // and 2 waiting; one that answered within a fraction of the lease gets up to 20 held (the
-    // claims top it up while the hanging ones are in flight)
+    // and 2 waiting; one that answered within a fraction of the lease gets up to 40 held, two
+    // claims' worth (the claims top it up while the hanging ones are in flight)
     // (a timeout long enough that the hanging ones are still in flight when counted)
     const worker = startWebhookWorker(db, { ...settings, timeoutMs: 10_000, leaseSeconds: 30 }, { total: 20, perEndpoint: 2, batchSize: 20 })
     const countByStatus = async () => {
@@ -142,11 +142,11 @@ describe('webhook workers', () => {
     try {
       // the two requests that hang must have reached the receiver too: the held batch is recorded
       // as soon as the four answers are, which may be before the second request arrives
-      const counts = await waitFor('the fast receiver\'s four answers recorded, a full batch held and two requests hanging', async () => {
+      const counts = await waitFor('the fast receiver\'s four answers recorded, two claims held and two requests hanging', async () => {
         const counts = await countByStatus()
-        return counts.succeeded === 4 && counts.delivering === 20 && fast.received.length >= 6 && counts
+        return counts.succeeded === 4 && counts.delivering === 40 && fast.received.length >= 6 && counts
       }, { timeoutMs: 20_000 })
-      expect(counts).toEqual({ succeeded: 4, delivering: 20, pending: 16 })
+      expect(counts).toEqual({ succeeded: 4, delivering: 40, pending: 16 })
       expect(fast.maxInFlight).toBe(2)
       // while two hang, no third is sent
       expect(fast.received).toHaveLength(6)
@@ -196,7 +196,7 @@ describe('webhook workers', () => {
       await own.close()
     }
     // the first claim takes what a receiver not heard from may hold (10 in flight, 10 waiting), all
-    // of it, so more may be due; once it has answered it may hold 100, so the first answer claims
+    // of it, so more may be due; once it has answered it may hold 200, so the first answer claims
     // again and takes the last 10, fewer than it had room for: nothing more is due, and the other
     // 29 answers claim nothing
     expect(sent.claims).toBe(2)
