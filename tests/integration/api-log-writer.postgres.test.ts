@@ -87,6 +87,47 @@ describe('the API log writer on Postgres', () => {
     expect(await metric(stalled, 'api_log_buffer_entries')).toBe(0)
   })
 
+  it('a flush writes what was buffered when it began, at most 500 entries a statement, however long its statements take', async () => {
+    // the writer's database answers 20 ms late: requests keep coming while each statement runs
+    const url = new URL(first.databaseUrl)
+    const distant = await startStallingProxy(url.hostname, Number(url.port || 5432), { answerDelayMs: 20 })
+    url.hostname = '127.0.0.1'
+    url.port = String(distant.port)
+    // (with a rate limit these requests never reach)
+    const app = await startApp({ API_LOG_FLUSH_MS: '1000', API_LOG_DATABASE_URL: url.toString(), METRICS_TOKEN: metricsToken, API_RATE_LIMIT: '1000000' }, { databaseUrl: first.databaseUrl })
+    try {
+      const { client, keyId } = await teamKey(app, 'Steady load')
+      const batchesBefore = await metric(app, 'api_log_batches_written_total')
+      // enough for several flushes
+      const total = 4000
+      let sent = 0
+      const started = Date.now()
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        while (sent < total) {
+          sent++
+          expect((await client.get('/api/v1/tasks')).status).toBe(200)
+        }
+      }))
+      await waitFor(`all ${total} entries`, async () => {
+        const { rows } = await first.db.query('select count(*)::int as n from public.api_log_entries where api_key_id = $1', [keyId])
+        return rows[0].n === total
+      }, { timeoutMs: 30_000 })
+      const elapsedMs = Date.now() - started
+      const batches = await metric(app, 'api_log_batches_written_total') - batchesBefore
+      // each flush writes what it found, in statements of up to 500, so the statements are at most
+      // one per flush plus one per 500 entries; the flushes, one a second in the time it took plus
+      // one under way at the start. A flush that wrote until the buffer was empty went on as long
+      // as requests came, one statement of what arrived during the last one after another (46 here)
+      const flushes = Math.floor(elapsedMs / 1000) + 2
+      expect(batches).toBeGreaterThan(0)
+      expect(batches).toBeLessThanOrEqual(flushes + Math.ceil(total / 500))
+    }
+    finally {
+      await app.stop()
+      await distant.close()
+    }
+  })
+
   it('SIGTERM with entries buffered: every one is written before the process ends', async () => {
     const app = await startApp({ API_LOG_FLUSH_MS: '60000' }, { databaseUrl: first.databaseUrl })
     try {

@@ -12,9 +12,10 @@ export interface StallingProxy {
 
 /**
  * A TCP proxy on 127.0.0.1 to `target` (host:port) that can hold every byte in both directions,
- * so that a client of it (a database connection) waits as on a database that stopped answering.
+ * so that a client of it (a database connection) waits as on a database that stopped answering;
+ * with `answerDelayMs`, every answer reaches the client that much later (a distant database).
  */
-export async function startStallingProxy(targetHost: string, targetPort: number): Promise<StallingProxy> {
+export async function startStallingProxy(targetHost: string, targetPort: number, options: { answerDelayMs?: number } = {}): Promise<StallingProxy> {
   let isStalled = false
   const pairs = new Set<[Socket, Socket]>()
   const server = createServer((client) => {
@@ -22,7 +23,13 @@ export async function startStallingProxy(targetHost: string, targetPort: number)
     const pair: [Socket, Socket] = [client, upstream]
     pairs.add(pair)
     client.pipe(upstream)
-    upstream.pipe(client)
+    if (options.answerDelayMs) {
+      // in order: timers of one delay fire in the order they were set
+      upstream.on('data', (chunk: Buffer) => setTimeout(() => client.write(chunk), options.answerDelayMs))
+    }
+    else {
+      upstream.pipe(client)
+    }
     if (isStalled) {
       client.pause()
       upstream.pause()
