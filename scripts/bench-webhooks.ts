@@ -115,8 +115,9 @@ interface Result {
   /** the bare sender's rate just before and just after this run's burst */
   bareBefore: number
   bareAfter: number
-  /** the bare outbox's rate, after the burst */
+  /** the bare outbox's rates, after the burst: claims that update the rows, and claims held open while sending */
   bareOutbox: number
+  bareOutboxHeld: number
   perSecond: number
   /** commit-to-delivery at 20 writes a second */
   p50: number
@@ -215,7 +216,9 @@ async function run(processes: number): Promise<Result> {
     const cpuAfter = cpuSeconds(apps.map(app => app.pid))
     const finished = Math.max(...[...burst.keys()].map(id => receiver.taskArrivals.get(id)!))
     const bareAfter = await bare()
-    const outbox = await bareOutbox(db, apps[0]!.databaseUrl)
+    await createBareOutbox(db)
+    const outbox = await bareOutbox(db, apps[0]!.databaseUrl, 'update')
+    const heldOutbox = await bareOutbox(db, apps[0]!.databaseUrl, 'held')
 
     // burst with writes: statements of 100 rows, 16 at a time, delivered while they are written
     const withWrites = new Map<string, number>()
@@ -244,6 +247,7 @@ async function run(processes: number): Promise<Result> {
       bareBefore: bareBefore.perSecond,
       bareAfter: bareAfter.perSecond,
       bareOutbox: outbox.perSecond,
+      bareOutboxHeld: heldOutbox.perSecond,
       perSecond: eventCount / ((finished - started) / 1000),
       withWritesPerSecond: eventCount / ((withWritesFinished - withWritesStarted) / 1000),
       p50: percentile(steadyDelays, 0.5),
@@ -317,11 +321,18 @@ agent.destroy()
 
 /**
  * The bare outbox: the least a sender that keeps its events in Postgres does (a relay of its own
- * outbox table, bench_outbox, with the app's two writes per delivery): it claims due rows 100 at a
- * time (one UPDATE ... RETURNING of rows locked with SKIP LOCKED, so that several relays could
- * share the table, the next batch claimed while the queue still holds one), posts each, 10 in flight
- * on kept connections, and records 100 answers at a time in one statement (an attempt row each, and
- * the delivery marked succeeded). No receivers to share out, no retries, no hold, no metrics.
+ * outbox table, bench_outbox). It claims due rows 100 at a time (rows read `FOR UPDATE SKIP
+ * LOCKED`, so that several relays could share the table; the next batch claimed while the queue
+ * still holds one), posts each, 10 in flight on kept connections, and records each batch's answers
+ * in one statement (an attempt row each, and the delivery marked succeeded). No receivers to share
+ * out, no retries, no hold, no metrics. Two ways to claim (argv[3]):
+ * - `update`, as the app does: one UPDATE ... RETURNING marks the rows claimed and commits, so
+ *   each delivery's row is written twice (claimed, then recorded) and no transaction stays open
+ *   while sending;
+ * - `held`: the claim's transaction stays open while its batch is sent, its row locks keeping
+ *   other relays off, and the record commits it: one write per delivery (a transaction open as
+ *   long as its slowest POST; the app cannot do this on the embedded database, which has one
+ *   session for everything).
  * Delivers the `warm` rows queued before it starts, prints "warm", and on "go" (a line on stdin,
  * once the measured rows are queued) delivers those and prints the seconds until the last answer
  * and the CPU seconds it used (its records included).
@@ -329,21 +340,46 @@ agent.destroy()
 const bareOutboxSender = `${senderCommon}
 import pg from 'pg'
 import { createInterface } from 'node:readline'
-const [url, databaseUrl] = [new URL(process.argv[1]), process.argv[2]]
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 })
+const [url, databaseUrl, mode] = [new URL(process.argv[1]), process.argv[2], process.argv[3]]
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
+const dueSql = \`select id from bench_outbox where status = 'pending' and next_attempt_at <= now()
+  order by next_attempt_at limit 100 for update skip locked\`
 const claimSql = \`update bench_outbox o set status = 'delivering', locked_until = now() + interval '35 seconds', updated_at = now()
-  from (select id from bench_outbox where status = 'pending' and next_attempt_at <= now()
-        order by next_attempt_at limit 100 for update skip locked) due
-  where o.id = due.id returning o.id, o.body\`
+  from (\${dueSql}) due where o.id = due.id returning o.id, o.body\`
+const heldClaimSql = dueSql.replace('select id from', 'select id, body from')
 const recordSql = \`with r as (select * from unnest($1::uuid[], $2::int[], $3::int[]) as r(id, status_code, duration_ms)),
   a as (insert into bench_outbox_attempts (delivery_id, attempt, status_code, duration_ms)
         select r.id, 1, r.status_code, r.duration_ms from r)
   update bench_outbox o set status = 'succeeded', attempts = o.attempts + 1, last_status_code = r.status_code,
     locked_until = null, updated_at = now()
   from r where o.id = r.id\`
+const recordArgs = answers => [answers.map(a => a.id), answers.map(a => a.status), answers.map(a => a.ms)]
+/** A batch of due rows, and what records their answers. */
+async function claim() {
+  if (mode !== 'held') {
+    const { rows } = await pool.query(claimSql)
+    return { rows, finish: answers => pool.query(recordSql, recordArgs(answers)) }
+  }
+  const client = await pool.connect()
+  try {
+    await client.query('begin')
+    const { rows } = await client.query(heldClaimSql)
+    return {
+      rows,
+      finish: async (answers) => {
+        if (answers.length) await client.query(recordSql, recordArgs(answers))
+        await client.query('commit')
+        client.release()
+      },
+    }
+  }
+  catch (error) {
+    client.release(error)
+    throw error
+  }
+}
 async function drain() {
   const queue = []
-  const finished = []
   const records = []
   let claiming = false
   let exhausted = false
@@ -351,38 +387,38 @@ async function drain() {
   const refill = () => {
     if (claiming || exhausted || queue.length > 100) return
     claiming = true
-    pool.query(claimSql).then(({ rows }) => {
+    claim().then(({ rows, finish }) => {
       claiming = false
-      if (!rows.length) exhausted = true
-      queue.push(...rows)
+      if (!rows.length) {
+        exhausted = true
+        records.push(finish([]))
+      }
+      const batch = { left: rows.length, answers: [], finish }
+      for (const row of rows) queue.push({ row, batch })
       for (const wake of wakeups.splice(0)) wake()
       refill()
-    }, (error) => {
+    }).catch((error) => {
       console.error(error)
       process.exit(1)
     })
   }
-  const record = () => {
-    const batch = finished.splice(0)
-    if (batch.length) records.push(pool.query(recordSql, [batch.map(f => f.id), batch.map(f => f.status), batch.map(f => f.ms)]))
-  }
   await Promise.all(Array.from({ length: 10 }, async () => {
     while (true) {
       refill()
-      const row = queue.shift()
-      if (!row) {
+      const next = queue.shift()
+      if (!next) {
         if (exhausted) return
         await new Promise(wake => wakeups.push(wake))
         continue
       }
+      const { row, batch } = next
       const started = performance.now()
       const status = await post(url, row.id, row.body)
-      finished.push({ id: row.id, status, ms: Math.round(performance.now() - started) })
-      if (finished.length >= 100) record()
+      batch.answers.push({ id: row.id, status, ms: Math.round(performance.now() - started) })
+      if (--batch.left === 0) records.push(batch.finish(batch.answers))
     }
   }))
   const lastAnswer = performance.now()
-  record()
   await Promise.all(records)
   return lastAnswer
 }
@@ -450,11 +486,8 @@ async function bare(): Promise<{ perSecond: number }> {
   return { perSecond: eventCount / sender.seconds }
 }
 
-/**
- * The bare outbox baseline (see bareOutboxSender), on the run's database, warmed as the app is: the
- * same number of events, queued in one statement, delivered to a receiver of its own.
- */
-async function bareOutbox(db: pg.Pool, databaseUrl: string): Promise<{ perSecond: number }> {
+/** The bare outbox's tables, on the run's database. */
+async function createBareOutbox(db: pg.Pool) {
   await db.query(`create table bench_outbox (
     id uuid primary key default gen_random_uuid(), body text not null, status text not null default 'pending',
     attempts int not null default 0, last_status_code int, next_attempt_at timestamptz not null default now(),
@@ -464,12 +497,20 @@ async function bareOutbox(db: pg.Pool, databaseUrl: string): Promise<{ perSecond
     id uuid primary key default gen_random_uuid(), delivery_id uuid not null, attempt int not null,
     status_code int, duration_ms int, created_at timestamptz not null default now())`)
   await db.query('create index on bench_outbox_attempts (delivery_id, attempt)')
+}
+
+/**
+ * The bare outbox baseline (see bareOutboxSender) claiming one `way`, on the run's database (its
+ * tables made by createBareOutbox), warmed as the app is: the same number of events, queued in one
+ * statement, delivered to a receiver of its own.
+ */
+async function bareOutbox(db: pg.Pool, databaseUrl: string, way: 'update' | 'held'): Promise<{ perSecond: number }> {
   const queue = (count: number) => db.query(`insert into bench_outbox (body) select $1 from generate_series(1, $2::int)`, [recordBody('Burst 0'), count])
   const receiver = await startReceiver()
   try {
     await queue(warmEvents)
     let cpuBefore: ReturnType<typeof cpuSeconds> | undefined
-    const sender = runSender('bare outbox', bareOutboxSender, [receiver.url, databaseUrl], (line, stdin) => {
+    const sender = runSender('bare outbox', bareOutboxSender, [receiver.url, databaseUrl, way], (line, stdin) => {
       if (line !== 'warm') return
       void queue(eventCount).then(() => {
         cpuBefore = cpuSeconds([])
@@ -479,7 +520,7 @@ async function bareOutbox(db: pg.Pool, databaseUrl: string): Promise<{ perSecond
     const result = JSON.parse(await sender.output) as { seconds: number, cpu: number }
     const cpuAfter = cpuSeconds([])
     const ms = (key: 'postgres' | 'bench') => (((cpuAfter[key] - cpuBefore![key]) * 1000) / eventCount).toFixed(3)
-    console.log(`  bare outbox: CPU per event: Postgres ${ms('postgres')} ms, sender ${((result.cpu * 1000) / eventCount).toFixed(3)} ms, this process (receiver) ${ms('bench')} ms`)
+    console.log(`  bare outbox (${way}): CPU per event: Postgres ${ms('postgres')} ms, sender ${((result.cpu * 1000) / eventCount).toFixed(3)} ms, this process (receiver) ${ms('bench')} ms`)
     return { perSecond: eventCount / result.seconds }
   }
   finally {
@@ -494,11 +535,11 @@ async function main() {
   /** the bare rate a run is compared with: the mean of the bare sender's rates around its burst */
   const bareOf = (result: Result) => (result.bareBefore + result.bareAfter) / 2
   console.log('')
-  console.log('| Run | Steady p50 | Steady p99 | Bare POSTs/s (before, after) | Burst events/s | vs bare | Burst p50 | Burst p99 | With writes events/s | vs bare | Bare outbox events/s | Bare outbox vs bare | Burst vs bare outbox | Duplicates |')
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+  console.log('| Run | Steady p50 | Steady p99 | Bare POSTs/s (before, after) | Burst events/s | vs bare | Burst p50 | Burst p99 | With writes events/s | vs bare | Bare outbox events/s | Bare outbox vs bare | Burst vs bare outbox | Bare outbox, claims held: events/s | vs bare | Duplicates |')
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
   for (const result of results) {
     const baseline = bareOf(result)
-    console.log(`| ${result.label} | ${ms(result.p50)} | ${ms(result.p99)} | ${baseline.toFixed(0)} (${result.bareBefore.toFixed(0)}, ${result.bareAfter.toFixed(0)}) | ${result.perSecond.toFixed(0)} | ${(result.perSecond / baseline).toFixed(2)} | ${ms(result.burstP50)} | ${ms(result.burstP99)} | ${result.withWritesPerSecond.toFixed(0)} | ${(result.withWritesPerSecond / baseline).toFixed(2)} | ${result.bareOutbox.toFixed(0)} | ${(result.bareOutbox / baseline).toFixed(2)} | ${(result.perSecond / result.bareOutbox).toFixed(2)} | ${result.duplicates} |`)
+    console.log(`| ${result.label} | ${ms(result.p50)} | ${ms(result.p99)} | ${baseline.toFixed(0)} (${result.bareBefore.toFixed(0)}, ${result.bareAfter.toFixed(0)}) | ${result.perSecond.toFixed(0)} | ${(result.perSecond / baseline).toFixed(2)} | ${ms(result.burstP50)} | ${ms(result.burstP99)} | ${result.withWritesPerSecond.toFixed(0)} | ${(result.withWritesPerSecond / baseline).toFixed(2)} | ${result.bareOutbox.toFixed(0)} | ${(result.bareOutbox / baseline).toFixed(2)} | ${(result.perSecond / result.bareOutbox).toFixed(2)} | ${result.bareOutboxHeld.toFixed(0)} | ${(result.bareOutboxHeld / baseline).toFixed(2)} | ${result.duplicates} |`)
   }
   const targets = results.map(result => `${result.label}: p50 ${result.p50 <= 50 ? 'met' : 'MISSED'}, p99 ${result.p99 <= 500 ? 'met' : 'MISSED'}, burst ${result.perSecond / bareOf(result) >= 0.5 ? 'met' : 'MISSED'}`)
   console.log(`\nTargets (steady p50 <= 50 ms, p99 <= 500 ms; burst >= 0.5 of bare): ${targets.join('; ')}`)
