@@ -358,7 +358,9 @@ const recordArgs = answers => [answers.map(a => a.id), answers.map(a => a.status
 async function claim() {
   if (mode !== 'held') {
     const { rows } = await pool.query(claimSql)
-    return { rows, finish: answers => pool.query(recordSql, recordArgs(answers)) }
+    return { rows, finish: async (answers) => {
+      if (answers.length) await pool.query(recordSql, recordArgs(answers))
+    } }
   }
   const client = await pool.connect()
   try {
@@ -393,8 +395,10 @@ async function drain() {
         exhausted = true
         records.push(finish([]))
       }
-      const batch = { left: rows.length, answers: [], finish }
-      for (const row of rows) queue.push({ row, batch })
+      else {
+        const batch = { left: rows.length, answers: [], finish }
+        for (const row of rows) queue.push({ row, batch })
+      }
       for (const wake of wakeups.splice(0)) wake()
       refill()
     }).catch((error) => {

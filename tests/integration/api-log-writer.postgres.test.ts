@@ -121,6 +121,13 @@ describe('the API log writer on Postgres', () => {
       const flushes = Math.floor(elapsedMs / 1000) + 2
       expect(batches).toBeGreaterThan(0)
       expect(batches).toBeLessThanOrEqual(flushes + Math.ceil(total / 500))
+      // one statement is one transaction: its entries share their xmin
+      const { rows: statements } = await first.db.query<{ entries: number }>(
+        'select count(*)::int as entries from public.api_log_entries where api_key_id = $1 group by xmin::text',
+        [keyId],
+      )
+      expect(statements.reduce((sum, statement) => sum + statement.entries, 0)).toBe(total)
+      expect(Math.max(...statements.map(statement => statement.entries))).toBeLessThanOrEqual(500)
     }
     finally {
       await app.stop()
