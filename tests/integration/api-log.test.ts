@@ -265,6 +265,8 @@ describe('the log\'s routes', () => {
     expect(await count(`to=${encodeURIComponent(every[9]!.at as string)}`)).toBe(0)
     const one = await allEntries(`request_id=${every[3]!.id}`)
     expect(one.map(entry => entry.id)).toEqual([every[3]!.id])
+    // an id this app did not make (no time in it) is no entry's
+    expect(await allEntries('request_id=not-an-id')).toEqual([])
     const page = await fx.owner.get(logPath(`?api_key_id=${key.id}&limit=3`))
     expect(page.body.entries).toHaveLength(3)
     expect(page.body.next_cursor).toEqual(expect.any(String))

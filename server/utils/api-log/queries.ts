@@ -32,10 +32,14 @@ function logWhere(teamId: string, filters: Filters) {
     else add(n => `e.status = $${n}::smallint`, Number(filters.status))
   }
   if (filters.request_id) {
-    add(n => `e.id = $${n}`, filters.request_id)
-    // the id says when it was made: only that day's partition is read
+    // the id says when it was made: the team's index finds it at that time (in that day's
+    // partition); an id this app did not make is no entry's
     const time = requestIdTime(filters.request_id)
-    if (time !== undefined) add(n => `e.at = $${n}::timestamptz`, new Date(time).toISOString())
+    if (time === undefined) where.push('false')
+    else {
+      add(n => `e.at = $${n}::timestamptz`, new Date(time).toISOString())
+      add(n => `e.id = $${n}`, filters.request_id)
+    }
   }
   return { condition: where.join(' and '), params }
 }
