@@ -57,12 +57,26 @@ export const auditContextValues = (context: AuditContext) =>
   [context.actorId ?? '', context.teamId ?? '', context.source, context.sourceRef ?? '', context.apiKeyId ?? '']
 
 /**
+ * The audited texts made so far, by the write's parameter count and text: a write whose text is
+ * built once (records.ts keeps its INSERTs) is then the same string on every request too.
+ */
+const auditedTexts = new Map<number, Map<string, string>>()
+const maxAuditedTexts = 1000
+
+/**
  * A write of `paramCount` parameters made one statement with its audit context: `text` starts with
  * `with` and selects from `audit_context`, which this puts first; its values follow the write's.
  */
 export function auditedWriteSql(text: string, paramCount: number): string {
-  if (!/^with\s/i.test(text) || !text.includes('audit_context')) throw new Error('An audited write is a WITH statement that selects from audit_context')
-  return `with audit_context as materialized (${setContextSql(paramCount + 1)}), ${text.replace(/^with\s+/i, '')}`
+  let texts = auditedTexts.get(paramCount)
+  if (!texts) auditedTexts.set(paramCount, texts = new Map())
+  let audited = texts.get(text)
+  if (audited === undefined) {
+    if (!/^with\s/i.test(text) || !text.includes('audit_context')) throw new Error('An audited write is a WITH statement that selects from audit_context')
+    audited = `with audit_context as materialized (${setContextSql(paramCount + 1)}), ${text.replace(/^with\s+/i, '')}`
+    if (texts.size < maxAuditedTexts) texts.set(text, audited)
+  }
+  return audited
 }
 
 /** The team the client is bound to; services read it from here, so a handler cannot point them at another team. */

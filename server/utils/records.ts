@@ -349,6 +349,14 @@ function forElement<T>(index: number, fn: () => T): T {
 }
 
 /**
+ * The INSERT texts built so far, per table (of one registry) and record shape. A text built once is
+ * the same string on every request: the prepared statement's look-up by its text, and the driver's
+ * check of that text, then compare one string with itself instead of reading 1 or 2 KB each time.
+ */
+const insertTexts = new WeakMap<TableInfo, Map<string, string>>()
+const maxInsertTexts = 200
+
+/**
  * The INSERT of one record for the team and actor, answering it with its joined names. It inserts
  * only when every foreign key points inside the team (else nothing, and no row comes back).
  * `audited`: for `client.write`, selecting from its audit_context; otherwise for a transaction that
@@ -358,9 +366,22 @@ function forElement<T>(index: number, fn: () => T): T {
 export async function insertStatement(table: TableInfo, teamId: string, actorId: string, values: DataRecord, audited = false, registry?: Map<string, TableInfo>, upsert?: { id: string, action: 'update' | 'nothing' }): Promise<{ sql: string, params: unknown[] }> {
   const columns = writableColumns(table).filter(column => values[column.name] !== undefined)
   // an upsert's id goes last, so that the columns' values keep the numbers referenceConditions gives them
-  const names = ['team_id', 'created_by', ...columns.map(c => c.name), ...(upsert ? ['id'] : [])].map(quoteIdent)
   const params = [teamId, actorId, ...columns.map(c => parameter(c, values[c.name])), ...(upsert ? [upsert.id] : [])]
-  const placeholders = params.map((_, i) => `$${i + 1}`).join(', ')
+  // the text depends only on the record's shape: which columns it gives, which of them are null
+  const shape = `${audited ? 'audited' : ''}|${upsert?.action ?? ''}|${columns.map(c => values[c.name] === null ? `${c.name}=null` : c.name).join(',')}`
+  let texts = insertTexts.get(table)
+  if (!texts) insertTexts.set(table, texts = new Map())
+  let sql = texts.get(shape)
+  if (sql === undefined) {
+    sql = await insertSql(table, columns, values, audited, registry, upsert?.action)
+    if (texts.size < maxInsertTexts) texts.set(shape, sql)
+  }
+  return { sql, params }
+}
+
+async function insertSql(table: TableInfo, columns: ColumnInfo[], values: DataRecord, audited: boolean, registry: Map<string, TableInfo> | undefined, upsert: 'update' | 'nothing' | undefined): Promise<string> {
+  const names = ['team_id', 'created_by', ...columns.map(c => c.name), ...(upsert ? ['id'] : [])].map(quoteIdent)
+  const placeholders = names.map((_, i) => `$${i + 1}`).join(', ')
   const conditions = await referenceConditions(columns, values, '$1', registry)
   const where = conditions.length ? ` where ${conditions.join(' and ')}` : ''
   const source = audited ? `select ${placeholders} from audit_context${where}` : where || upsert ? `select ${placeholders}${where}` : `values (${placeholders})`
@@ -368,11 +389,11 @@ export async function insertStatement(table: TableInfo, teamId: string, actorId:
   const assignments = columns.map(c => `${quoteIdent(c.name)} = excluded.${quoteIdent(c.name)}`)
   const onConflict = !upsert
     ? ''
-    : upsert.action === 'update' && assignments.length
+    : upsert === 'update' && assignments.length
       ? ` on conflict (id) do update set ${assignments.join(', ')} where ${tableSql(table)}.team_id = $1`
       : ' on conflict (id) do nothing'
   const insert = `with inserted as (insert into ${tableSql(table)} (${names.join(', ')}) ${source}${onConflict} returning *)`
-  return { sql: `${insert} ${await selectSql(table, 'inserted', registry)}`, params }
+  return `${insert} ${await selectSql(table, 'inserted', registry)}`
 }
 
 /** Changes the given columns of a team's record; 404 when the id is not in the team. */
