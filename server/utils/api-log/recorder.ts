@@ -29,8 +29,6 @@ export interface ApiRequestState {
   errorCode?: string
   mcpMethod?: string
   mcpTool?: string
-  /** The request, while it is recorded (its entry is made from it when its response is over). */
-  event?: H3Event
 }
 
 /** One entry, as written to public.api_log_entries: the fields an entry is read with, its time in ms and its team. */
@@ -63,14 +61,15 @@ type Sink = (record: ApiLogRecord) => void
 type Unknown = () => void
 const sinks: { record?: Sink, unknown?: Unknown } = {}
 
-/** Where finished requests go (writer.ts registers its buffer). */
+/** Where finished requests go (writer.ts registers its buffer, once recording starts). */
 export function setApiLogSink(record: Sink, unknown: Unknown): void {
   sinks.record = record
   sinks.unknown = unknown
+  hookResponses()
 }
 
 /** The requests in flight that are recorded, by their response (read by the response's methods below). */
-const recorded = new WeakMap<ServerResponse, ApiRequestState>()
+const recorded = new WeakMap<ServerResponse, H3Event>()
 
 const chunkBytes = (chunk: unknown) => typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk instanceof Uint8Array ? chunk.byteLength : 0
 /** `end(chunk)` or `end(chunk, callback)`: a string chunk is UTF-8. */
@@ -90,19 +89,20 @@ function hookResponses(): void {
   isHooked = true
   const prototype = ServerResponse.prototype
   const { writeHead, write, end } = prototype as unknown as Record<'writeHead' | 'write' | 'end', (...args: unknown[]) => unknown>
+  const stateOf = (response: ServerResponse) => recorded.get(response)?.context.apiRequest
   Object.assign(prototype, {
     writeHead(this: ServerResponse, ...args: unknown[]) {
-      const state = recorded.get(this)
+      const state = stateOf(this)
       if (state && !state.firstByteAt) state.firstByteAt = performance.now()
       return writeHead.apply(this, args)
     },
     write(this: ServerResponse, ...args: unknown[]) {
-      const state = recorded.get(this)
+      const state = stateOf(this)
       if (state) state.responseBytes += chunkBytes(args[0])
       return write.apply(this, args)
     },
     end(this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
-      const state = recorded.get(this)
+      const state = stateOf(this)
       if (state) {
         if (typeof chunk === 'string' && !this.headersSent && isUtf8End(rest)) chunk = Buffer.from(chunk)
         state.responseBytes += chunkBytes(chunk)
@@ -114,10 +114,10 @@ function hookResponses(): void {
 
 /** The one listener of every recorded response's `close`: its entry, once the response is over. */
 function finishOnClose(this: ServerResponse): void {
-  const state = recorded.get(this)
-  if (!state) return
+  const event = recorded.get(this)
+  if (!event) return
   recorded.delete(this)
-  finishApiRequest(state)
+  finishApiRequest(event, event.context.apiRequest!)
 }
 
 /**
@@ -132,9 +132,7 @@ export function beginApiRequest(event: H3Event, source: ApiLogSource): void {
   const response = event.node.res
   response.setHeader('request-id', state.id)
   if (!sinks.record || !isRecordingApiLog()) return
-  hookResponses()
-  state.event = event
-  recorded.set(response, state)
+  recorded.set(response, event)
   response.on('close', finishOnClose)
 }
 
@@ -189,10 +187,8 @@ function header(event: H3Event, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value
 }
 
-function finishApiRequest(state: ApiRequestState): void {
-  const { credential, event } = state
-  state.event = undefined
-  if (!event) return
+function finishApiRequest(event: H3Event, state: ApiRequestState): void {
+  const credential = state.credential
   if (!credential) {
     sinks.unknown?.()
     return
