@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { isoDate, isoDateTime, isoLocalDateTime } from '#shared/utils/schemas'
-import type { ColumnInfo } from './table-registry'
+import { basicType, type ColumnInfo } from './table-registry'
 
 export type JsonSchema = Record<string, unknown>
 
@@ -22,11 +22,12 @@ export function columnValueType(column: Pick<ColumnInfo, 'type' | 'allowedValues
   if (column.allowedValues) {
     return { zod: z.enum(column.allowedValues as [string, ...string[]]), json: { type: 'string', enum: column.allowedValues } }
   }
-  const type = column.type
+  const varchar = /^character varying\((\d+)\)$/.exec(column.type)
+  if (varchar) return { zod: z.string().max(Number(varchar[1])), json: { type: 'string', maxLength: Number(varchar[1]) } }
+  // `timestamp(3) with time zone` (updated_at) is a moment like any other
+  const type = basicType(column.type)
   if (type === 'uuid') return { zod: z.uuid(), json: { type: 'string', format: 'uuid' } }
   if (type === 'text' || type === 'citext' || type === 'character varying') return text
-  const varchar = /^character varying\((\d+)\)$/.exec(type)
-  if (varchar) return { zod: z.string().max(Number(varchar[1])), json: { type: 'string', maxLength: Number(varchar[1]) } }
   if (type === 'integer') return integer(-2147483648, 2147483647)
   if (type === 'smallint') return integer(-32768, 32767)
   if (type === 'bigint') return { zod: z.number().int(), json: { type: 'integer' } }

@@ -40,6 +40,14 @@ const systemTables = new Set([
 ])
 const isSystemTable = (name: string) => systemTables.has(name) || name.startsWith('webhook_')
 
+/**
+ * A catalog type without its precision: `timestamp(3) with time zone` -> `timestamp with time zone`,
+ * `numeric(10,2)` -> `numeric` (a length, as in `character varying(20)`, goes too).
+ */
+export function basicType(type: string): string {
+  return type.replace(/\(\d+(,\d+)?\)/, '')
+}
+
 /** Columns every domain table carries; the server sets them, a request never does. */
 export const systemColumns = ['id', 'team_id', 'created_by', 'created_at', 'updated_at'] as const
 

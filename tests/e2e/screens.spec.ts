@@ -61,11 +61,16 @@ test.describe('one date format, the reader\'s', () => {
     const project = (await owner.post(`/api/teams/${teamId}/records/projects`, { name: 'Launch' })).body
     const task = (await owner.post(`/api/teams/${teamId}/records/tasks`, { title: 'Dated', project_id: project.id })).body
     await owner.patch(`/api/teams/${teamId}/records/tasks/${task.id}`, { title: 'Dated again' })
-    const { rows: [saved] } = await app.db.query(`select to_json(updated_at) #>> '{}' as updated_at from public.tasks where id = $1`, [task.id])
+    // created a week earlier, so that each date on the page is told apart from the other
+    await app.db.query(`update public.tasks set created_at = created_at - interval '7 days' where id = $1`, [task.id])
+    const { rows: [saved] } = await app.db.query(`select to_json(created_at) #>> '{}' as created_at, to_json(updated_at) #>> '{}' as updated_at from public.tasks where id = $1`, [task.id])
 
     await signInPage(page, app.url, owner.user!.email, `/app/data/tasks/${task.id}`)
     const fields = page.getByTestId('record-fields')
+    // updated_at (a timestamp to the millisecond) is written as every other moment, never raw
     await expect(fields).toContainText(expected(saved.updated_at, 'en-US'))
+    await expect(fields).toContainText(expected(saved.created_at, 'en-US'))
+    await expect(fields).not.toContainText(/\d{4}-\d{2}-\d{2}T/)
     const history = page.getByTestId('record-history')
     await expect(history).toContainText('Dora Dates created it')
     // field labels and names, not columns and ids; no "empty"

@@ -6,7 +6,7 @@
 // miss nothing. Broadcast and presence are refused with a reason.
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import { scopeAllows } from '#shared/utils/api-keys'
-import type { TableInfo } from '../table-registry'
+import { basicType, type TableInfo } from '../table-registry'
 import type { StoredEvent } from './feed'
 import { follow, type Following } from './hub'
 import { admitKeyConnection, type KeyConnection } from './key-watch'
@@ -106,7 +106,7 @@ export interface SocketKey {
 
 /** The short type name realtime-js converts values by (format_type's names mapped to udt names). */
 function columnType(type: string): string {
-  const base = type.replace(/\(\d+(,\d+)?\)/, '')
+  const base = basicType(type)
   const names: Record<string, string> = {
     'integer': 'int4', 'bigint': 'int8', 'smallint': 'int2', 'boolean': 'bool', 'real': 'float4',
     'double precision': 'float8', 'timestamp with time zone': 'timestamptz', 'timestamp without time zone': 'timestamp',
