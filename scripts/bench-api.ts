@@ -35,14 +35,20 @@
 // compare two versions of the code under the same load. BENCH_ONLY=read or write runs that
 // comparison alone (the prepared bare handler, the app, the app with the API log off and BENCH_ALSO's
 // builds); with BENCH_PROFILE, the log-off process writes its profile into <folder>/log-off.
-import { spawn, type ChildProcess } from 'node:child_process'
+// BENCH_BACKENDS=1 (with BENCH_ONLY) splits the Postgres CPU of each target's rounds by whom it
+// served (each process's connections carry its name; the rest by kind: WAL writer, autovacuum...)
+// and gives each the time it was ready to run but waited for a core, with the server's own wait;
+// BENCH_PERF=<folder> (with BENCH_BACKENDS) also samples the Postgres processes serving each target
+// in each round with `perf record -e cpu-clock` (if perf is installed) into <folder>/<target>-<round>.data,
+// to read with `perf report -i <file> --sort sym`.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import http from 'node:http'
 import { createServer as createNetServer } from 'node:net'
 import pg from 'pg'
-import { postgresCpuMs, processCpuMs } from './bench-cpu'
+import { postgresCpuMs, postgresSchedules, processCpuMs, processSchedule, type Schedule } from './bench-cpu'
 import { benchDatabase } from './bench-database'
 import { generateApiKey, hashApiKey, keyIsValidSql } from '../server/utils/api-keys'
 import { createDatabase } from '../server/utils/db-drivers'
@@ -109,6 +115,7 @@ async function waitUntilUp(url: string, child: ChildProcess, output: string[]) {
 async function start(args: string[], env: Record<string, string>, probe: string): Promise<ChildProcess> {
   const output: string[] = []
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  if (env.PGAPPNAME) connectionNames.set(child.pid!, env.PGAPPNAME)
   child.stdout!.on('data', chunk => output.push(String(chunk)))
   child.stderr!.on('data', chunk => output.push(String(chunk)))
   await waitUntilUp(probe, child, output)
@@ -267,13 +274,67 @@ interface Result {
   cpuMs?: number
   /** the Postgres server's CPU per request (ms) in the same time */
   postgresMs?: number
+  /** BENCH_BACKENDS: the server's schedule per request, and Postgres's by whom its processes served */
+  schedules?: Map<string, Schedule>
+}
+
+/** BENCH_BACKENDS: a connection to the bench's database that names each Postgres process. */
+let backendNamer: pg.Client | undefined
+/** The name each server process gives its Postgres connections (PGAPPNAME), by the server's pid. */
+const connectionNames = new Map<number, string>()
+const perfRounds = new Map<string, number>()
+
+/**
+ * BENCH_PERF: starts sampling the Postgres processes that serve the server `pid` (by their
+ * connections' name); answers a function that stops it and waits for the file to be written.
+ */
+async function startPerf(pid: number | undefined): Promise<(() => Promise<void>) | undefined> {
+  const folder = process.env.BENCH_PERF
+  const name = pid === undefined ? undefined : connectionNames.get(pid)
+  if (!folder || !backendNamer || !name) return undefined
+  const pids = [...(await backendNames())].filter(([, label]) => label === name).map(([backend]) => backend)
+  if (!pids.length || spawnSync('perf', ['--version']).status !== 0) return undefined
+  const round = (perfRounds.get(name) ?? 0) + 1
+  perfRounds.set(name, round)
+  const perf = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '2000', '-p', pids.join(','), '-o', resolve(folder, `${name.replace(/[^a-z0-9]+/gi, '-')}-${round}.data`)], { stdio: 'ignore' })
+  // perf attaches before the round starts
+  await new Promise(r => setTimeout(r, 300))
+  return () => new Promise<void>((done) => {
+    perf.once('exit', () => done())
+    perf.kill('SIGINT')
+  })
+}
+
+/** Each Postgres process's name: its connection's application_name, else its kind (walwriter...). */
+async function backendNames(): Promise<Map<number, string>> {
+  const { rows } = await backendNamer!.query<{ pid: number, label: string }>(
+    `select pid, coalesce(nullif(application_name, ''), backend_type) as label from pg_stat_activity`)
+  return new Map(rows.map(row => [row.pid, row.label]))
+}
+
+/** The schedules between two snapshots per request, Postgres's summed by name, the server's as "server". */
+async function schedulesPerRequest(server: [Schedule | undefined, Schedule | undefined], before: Map<number, Schedule>, after: Map<number, Schedule>, requests: number): Promise<Map<string, Schedule>> {
+  const names = await backendNames()
+  const sums = new Map<string, Schedule>()
+  const add = (label: string, cpuMs: number, waitMs: number) => {
+    const sum = sums.get(label) ?? { cpuMs: 0, waitMs: 0 }
+    sum.cpuMs += cpuMs / requests
+    sum.waitMs += waitMs / requests
+    sums.set(label, sum)
+  }
+  if (server[0] && server[1]) add('server (Node)', server[1].cpuMs - server[0].cpuMs, server[1].waitMs - server[0].waitMs)
+  for (const [pid, end] of after) {
+    const start = before.get(pid) ?? { cpuMs: 0, waitMs: 0 }
+    add(`postgres: ${names.get(pid) ?? 'postmaster, logger and others'}`, end.cpuMs - start.cpuMs, end.waitMs - start.waitMs)
+  }
+  return sums
 }
 
 /** A request to load, and the server process answering it (for its CPU time per request). */
 interface Target { url: string, headers: Record<string, string>, body?: string, pid?: number }
 
 /** Keeps `connections` keep-alive requests in flight for `duration` seconds and measures each 2xx. */
-async function load(target: Target, duration: number): Promise<Result> {
+async function load(target: Target, duration: number, measured = false): Promise<Result> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections })
   const latencies: number[] = []
   let errors = 0
@@ -298,18 +359,24 @@ async function load(target: Target, duration: number): Promise<Result> {
   const worker = async () => {
     while (performance.now() < deadline) await once()
   }
+  const stopPerf = measured ? await startPerf(target.pid) : undefined
   const began = performance.now()
   const cpuBefore = processCpuMs(target.pid)
   const postgresBefore = postgresCpuMs()
+  const schedulesBefore = backendNamer ? [processSchedule(target.pid), postgresSchedules()] as const : undefined
   await Promise.all(Array.from({ length: connections }, worker))
   const elapsed = (performance.now() - began) / 1000
   const cpuAfter = processCpuMs(target.pid)
   const postgresAfter = postgresCpuMs()
+  const schedules = schedulesBefore
+    ? await schedulesPerRequest([schedulesBefore[0], processSchedule(target.pid)], schedulesBefore[1], postgresSchedules(), Math.max(1, latencies.length + errors))
+    : undefined
+  await stopPerf?.()
   agent.destroy()
   latencies.sort((a, b) => a - b)
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN
   const perRequest = (before?: number, after?: number) => before === undefined || after === undefined ? undefined : (after - before) / Math.max(1, latencies.length + errors)
-  return { requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, cpuMs: perRequest(cpuBefore, cpuAfter), postgresMs: perRequest(postgresBefore, postgresAfter) }
+  return { requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, cpuMs: perRequest(cpuBefore, cpuAfter), postgresMs: perRequest(postgresBefore, postgresAfter), schedules }
 }
 
 /** Sends `count` requests one after the other (for pages too slow to load in parallel). */
@@ -341,7 +408,7 @@ async function compare(targets: Target[]): Promise<Measured[]> {
       // catalog, compiles the triggers and prepares its statements again; unmeasured, as a server
       // under steady load would have done it long before
       if (warmSeconds > 0) await load(target, warmSeconds)
-      results[i]!.push(await load(target, seconds))
+      results[i]!.push(await load(target, seconds, true))
     }
   }
   return results.map(list => ({ ...best(list), rounds: list }))
@@ -465,6 +532,30 @@ async function databaseOnly(databaseUrl: string, apiKeyId: string, apiKey: strin
   return { read: bestOf(figures.read), write: bestOf(figures.write) }
 }
 
+/**
+ * BENCH_BACKENDS: for each target, the CPU and the wait for a core per request (ms, median over the
+ * rounds) of the server and of the Postgres processes by whom they served; those under 0.002 ms
+ * of CPU and of wait are left out.
+ */
+function printSchedules(targets: [string, Measured][]) {
+  console.info('\nPer request, median over the rounds: CPU / waiting for a core (ms)')
+  for (const [label, measured] of targets) {
+    const names = new Set(measured.rounds.flatMap(round => [...(round.schedules?.keys() ?? [])]))
+    const lines: string[] = []
+    let cpuTotal = 0
+    let waitTotal = 0
+    for (const name of [...names].sort()) {
+      const cpuMs = median(measured.rounds.map(round => round.schedules?.get(name)?.cpuMs ?? 0))
+      const waitMs = median(measured.rounds.map(round => round.schedules?.get(name)?.waitMs ?? 0))
+      cpuTotal += cpuMs
+      waitTotal += waitMs
+      if (cpuMs >= 0.002 || waitMs >= 0.002) lines.push(`    ${name.padEnd(40)} ${cpuMs.toFixed(3)} / ${waitMs.toFixed(3)}`)
+    }
+    console.info(`  ${label}: in all ${cpuTotal.toFixed(3)} / ${waitTotal.toFixed(3)}`)
+    for (const line of lines) console.info(line)
+  }
+}
+
 // three decimals: a ratio just under its target (0.797) would print as the target itself
 const verdict = (ratio: number, target: number, atLeast = true) =>
   `${ratio.toFixed(3)} (target ${atLeast ? '>=' : '<='} ${target}) ${(atLeast ? ratio >= target : ratio <= target) ? 'OK' : 'MISSED'}`
@@ -476,6 +567,7 @@ async function main() {
   try {
     const appPort = await freePort()
     const minimalPort = await freePort()
+    const offPort = await freePort()
     console.info(`[bench] database ${name}; starting the app (applies the migrations)...`)
     // an app process's settings (the app's, and BENCH_ALSO's builds')
     const appEnv = (port: number) => ({
@@ -483,16 +575,17 @@ async function main() {
       NUXT_SESSION_PASSWORD: randomBytes(24).toString('hex'), NUXT_SEED_DEMO: 'false',
       // rate limiting stays on (every request is counted) with a limit the benchmark never reaches
       API_RATE_LIMIT: '1000000000',
+      // its connections' name in pg_stat_activity (BENCH_BACKENDS)
+      PGAPPNAME: port === appPort ? 'app' : port === offPort ? 'app, API log off' : `also :${port}`,
     })
     children.push(await start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), entry],
       appEnv(appPort), `http://127.0.0.1:${appPort}/api/health`))
     console.info(`[bench] seeding ${taskCount.toLocaleString('en')} tasks in one team and ${deepRows.toLocaleString('en')} in another...`)
     const keys = await seed(databaseUrl)
-    children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort), keys.keyId, keys.key], {},
+    children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort), keys.keyId, keys.key], { PGAPPNAME: 'bare' },
       `http://127.0.0.1:${minimalPort}/`))
 
     // the same build with the API log off, on the same database
-    const offPort = await freePort()
     children.push(await start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/log-off`] : []), entry], { ...appEnv(offPort), API_LOG: 'off' }, `http://127.0.0.1:${offPort}/api/health`))
     const recordingOff = (target: Target): Target => ({ ...target, url: target.url.replace(`:${appPort}/`, `:${offPort}/`), pid: children[2]!.pid })
     const joinedCheck = await fetch(`http://127.0.0.1:${minimalPort}/api/v1/tasks?joined&prepared`, { method: 'POST', body: JSON.stringify(newTask) })
@@ -538,6 +631,12 @@ async function main() {
       ? 'n/a'
       : `${median(a.rounds.map(r => r.postgresMs!)).toFixed(3)} ms against ${median(b.rounds.map(r => r.postgresMs!)).toFixed(3)} ms`
 
+    if (process.env.BENCH_BACKENDS && process.env.BENCH_ONLY) {
+      backendNamer = new pg.Client({ connectionString: databaseUrl, application_name: 'bench (naming the processes)' })
+      await backendNamer.connect()
+      closers.push(() => void backendNamer?.end())
+    }
+
     const streamCount = Number(process.env.BENCH_STREAMS ?? 0)
     if (streamCount > 0) closers.push(await openEventStreams(databaseUrl, appPort, streamCount))
 
@@ -554,6 +653,7 @@ async function main() {
       for (const [label, measured] of labelled) {
         console.info(row(`${only}, ${label}`.slice(-34), measured), `ratio ${ratio(measured, bareResult).toFixed(2)}, CPU per request ${cpu(measured, bareResult)}, Postgres ${postgresCpu(measured, bareResult)}`)
       }
+      if (backendNamer) printSchedules([['bare, prepared', bareResult], ...labelled])
       return
     }
     const [readBare, readPrepared, readKeyed, readApp, readOff, ...readAlso] = await compare([

@@ -52,3 +52,57 @@ export function postgresCpuMs(): number | undefined {
   }
   return total
 }
+
+/** Time on a CPU, and time runnable but waiting for one (the run queue), in ms. */
+export interface Schedule { cpuMs: number, waitMs: number }
+
+/** One task's schedule, from /proc/<path>/schedstat (nanoseconds on a CPU, waiting, timeslices). */
+function scheduleOf(path: string): Schedule | undefined {
+  try {
+    const [cpu, wait] = readFileSync(`/proc/${path}/schedstat`, 'utf8').split(' ').map(Number)
+    return { cpuMs: cpu! / 1e6, waitMs: wait! / 1e6 }
+  }
+  catch {
+    return undefined
+  }
+}
+
+/** A process's schedule, summed over its threads (Node's own, the garbage collector's, libuv's). */
+export function processSchedule(pid: number | undefined): Schedule | undefined {
+  if (pid === undefined) return undefined
+  let threads: string[]
+  try {
+    threads = readdirSync(`/proc/${pid}/task`)
+  }
+  catch {
+    return undefined
+  }
+  const total = { cpuMs: 0, waitMs: 0 }
+  for (const thread of threads) {
+    const schedule = scheduleOf(`${pid}/task/${thread}`)
+    total.cpuMs += schedule?.cpuMs ?? 0
+    total.waitMs += schedule?.waitMs ?? 0
+  }
+  return total
+}
+
+/**
+ * The schedule of each Postgres process running now (backends and background processes), by pid,
+ * to nanoseconds (the ticks of /proc/<pid>/stat are 10 ms).
+ */
+export function postgresSchedules(): Map<number, Schedule> {
+  const schedules = new Map<number, Schedule>()
+  let names: string[]
+  try {
+    names = readdirSync('/proc').filter(name => /^\d+$/.test(name))
+  }
+  catch {
+    return schedules
+  }
+  for (const pid of names) {
+    if (statOf(pid)?.name !== 'postgres') continue
+    const schedule = scheduleOf(pid)
+    if (schedule) schedules.set(Number(pid), schedule)
+  }
+  return schedules
+}
