@@ -40,9 +40,11 @@
 // and gives each the time it was ready to run but waited for a core, with the server's own wait;
 // BENCH_PERF=<folder> (with BENCH_BACKENDS) also samples the Postgres processes serving each target
 // in each round with `perf record -e cpu-clock` (if perf is installed) into <folder>/<target>-<round>.data,
-// to read with `perf report -i <file> --sort sym`.
+// to read with `perf report -i <file> --sort sym`. BENCH_SYSCALLS=1 (with BENCH_BACKENDS) counts the
+// system calls of each target's server and of its Postgres processes per request, by call (perf stat).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import http from 'node:http'
@@ -276,6 +278,31 @@ interface Result {
   postgresMs?: number
   /** BENCH_BACKENDS: the server's schedule per request, and Postgres's by whom its processes served */
   schedules?: Map<string, Schedule>
+  /** BENCH_SYSCALLS: system calls per request, by call, of the server ("server: writev") and its backends ("postgres: ...") */
+  syscalls?: Map<string, number>
+}
+
+/** The system calls BENCH_SYSCALLS counts one by one (raw_syscalls:sys_enter counts them all). */
+const countedCalls = ['read', 'write', 'writev', 'recvfrom', 'sendto', 'epoll_wait', 'epoll_pwait', 'epoll_ctl', 'futex', 'kill', 'poll', 'select', 'pread64', 'pwrite64', 'fdatasync', 'lseek', 'getpid']
+
+/** BENCH_SYSCALLS: counts the system calls of `pids` until the answered function is called; it answers the counts. */
+async function countSyscalls(pids: number[]): Promise<() => Promise<Map<string, number>>> {
+  const file = resolve(process.env.TMPDIR ?? '/tmp', `bench-syscalls-${process.pid}-${pids[0]}.csv`)
+  const events = ['raw_syscalls:sys_enter', ...countedCalls.map(call => `syscalls:sys_enter_${call}`)]
+  const perf = spawn('perf', ['stat', '-x', ',', '-o', file, '-e', events.join(','), '-p', pids.join(',')], { stdio: 'ignore' })
+  await new Promise(r => setTimeout(r, 300))
+  return () => new Promise((done) => {
+    perf.once('exit', () => {
+      const counts = new Map<string, number>()
+      for (const line of readFileSync(file, 'utf8').split('\n')) {
+        const [value, , event] = line.split(',')
+        if (!event || !/^\d+$/.test(value ?? '')) continue
+        counts.set(event.replace(/^raw_syscalls:sys_enter$/, 'all').replace(/^syscalls:sys_enter_/, ''), Number(value))
+      }
+      done(counts)
+    })
+    perf.kill('SIGINT')
+  })
 }
 
 /** BENCH_BACKENDS: a connection to the bench's database that names each Postgres process. */
@@ -283,6 +310,12 @@ let backendNamer: pg.Client | undefined
 /** The name each server process gives its Postgres connections (PGAPPNAME), by the server's pid. */
 const connectionNames = new Map<number, string>()
 const perfRounds = new Map<string, number>()
+
+/** The Postgres processes serving the server `pid` (by their connections' name). */
+async function backendsOf(pid: number): Promise<number[]> {
+  const name = connectionNames.get(pid)
+  return [...(await backendNames())].filter(([, label]) => label === name).map(([backend]) => backend)
+}
 
 /**
  * BENCH_PERF: starts sampling the Postgres processes that serve the server `pid` (by their
@@ -292,7 +325,7 @@ async function startPerf(pid: number | undefined): Promise<(() => Promise<void>)
   const folder = process.env.BENCH_PERF
   const name = pid === undefined ? undefined : connectionNames.get(pid)
   if (!folder || !backendNamer || !name) return undefined
-  const pids = [...(await backendNames())].filter(([, label]) => label === name).map(([backend]) => backend)
+  const pids = await backendsOf(pid!)
   if (!pids.length || spawnSync('perf', ['--version']).status !== 0) return undefined
   const round = (perfRounds.get(name) ?? 0) + 1
   perfRounds.set(name, round)
@@ -360,6 +393,9 @@ async function load(target: Target, duration: number, measured = false): Promise
     while (performance.now() < deadline) await once()
   }
   const stopPerf = measured ? await startPerf(target.pid) : undefined
+  const stopCounts = measured && process.env.BENCH_SYSCALLS && backendNamer && target.pid !== undefined
+    ? await Promise.all([countSyscalls([target.pid]), countSyscalls(await backendsOf(target.pid))])
+    : undefined
   const began = performance.now()
   const cpuBefore = processCpuMs(target.pid)
   const postgresBefore = postgresCpuMs()
@@ -372,11 +408,17 @@ async function load(target: Target, duration: number, measured = false): Promise
     ? await schedulesPerRequest([schedulesBefore[0], processSchedule(target.pid)], schedulesBefore[1], postgresSchedules(), Math.max(1, latencies.length + errors))
     : undefined
   await stopPerf?.()
+  let syscalls: Map<string, number> | undefined
+  if (stopCounts) {
+    const [server, backends] = await Promise.all(stopCounts.map(stop => stop()))
+    const requests = Math.max(1, latencies.length + errors)
+    syscalls = new Map([...[...server!].map(([call, n]): [string, number] => [`server: ${call}`, n / requests]), ...[...backends!].map(([call, n]): [string, number] => [`postgres: ${call}`, n / requests])])
+  }
   agent.destroy()
   latencies.sort((a, b) => a - b)
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN
   const perRequest = (before?: number, after?: number) => before === undefined || after === undefined ? undefined : (after - before) / Math.max(1, latencies.length + errors)
-  return { requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, cpuMs: perRequest(cpuBefore, cpuAfter), postgresMs: perRequest(postgresBefore, postgresAfter), schedules }
+  return { requests: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, cpuMs: perRequest(cpuBefore, cpuAfter), postgresMs: perRequest(postgresBefore, postgresAfter), schedules, syscalls }
 }
 
 /** Sends `count` requests one after the other (for pages too slow to load in parallel). */
@@ -553,6 +595,13 @@ function printSchedules(targets: [string, Measured][]) {
     }
     console.info(`  ${label}: in all ${cpuTotal.toFixed(3)} / ${waitTotal.toFixed(3)}`)
     for (const line of lines) console.info(line)
+  }
+  if (!process.env.BENCH_SYSCALLS) return
+  console.info('\nSystem calls per request, median over the rounds')
+  for (const [label, measured] of targets) {
+    const names = [...new Set(measured.rounds.flatMap(round => [...(round.syscalls?.keys() ?? [])]))].sort()
+    const counts = names.map(name => [name, median(measured.rounds.map(round => round.syscalls?.get(name) ?? 0))] as const).filter(([, n]) => n >= 0.01)
+    console.info(`  ${label}: ${counts.map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')}`)
   }
 }
 
