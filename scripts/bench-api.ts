@@ -311,6 +311,10 @@ let backendNamer: pg.Client | undefined
 const connectionNames = new Map<number, string>()
 const perfRounds = new Map<string, number>()
 
+let perfFound: boolean | undefined
+/** Whether `perf` runs here (BENCH_PERF and BENCH_SYSCALLS do nothing without it). */
+const hasPerf = () => (perfFound ??= spawnSync('perf', ['--version']).status === 0)
+
 /** The Postgres processes serving the server `pid` (by their connections' name). */
 async function backendsOf(pid: number): Promise<number[]> {
   const name = connectionNames.get(pid)
@@ -326,7 +330,7 @@ async function startPerf(pid: number | undefined): Promise<(() => Promise<void>)
   const name = pid === undefined ? undefined : connectionNames.get(pid)
   if (!folder || !backendNamer || !name) return undefined
   const pids = await backendsOf(pid!)
-  if (!pids.length || spawnSync('perf', ['--version']).status !== 0) return undefined
+  if (!pids.length || !hasPerf()) return undefined
   const round = (perfRounds.get(name) ?? 0) + 1
   perfRounds.set(name, round)
   const perf = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '2000', '-p', pids.join(','), '-o', resolve(folder, `${name.replace(/[^a-z0-9]+/gi, '-')}-${round}.data`)], { stdio: 'ignore' })
@@ -393,7 +397,7 @@ async function load(target: Target, duration: number, measured = false): Promise
     while (performance.now() < deadline) await once()
   }
   const stopPerf = measured ? await startPerf(target.pid) : undefined
-  const stopCounts = measured && process.env.BENCH_SYSCALLS && backendNamer && target.pid !== undefined
+  const stopCounts = measured && process.env.BENCH_SYSCALLS && backendNamer && target.pid !== undefined && hasPerf()
     ? await Promise.all([countSyscalls([target.pid]), countSyscalls(await backendsOf(target.pid))])
     : undefined
   const began = performance.now()
