@@ -285,24 +285,34 @@ interface Result {
 /** The system calls BENCH_SYSCALLS counts one by one (raw_syscalls:sys_enter counts them all). */
 const countedCalls = ['read', 'write', 'writev', 'recvfrom', 'sendto', 'epoll_wait', 'epoll_pwait', 'epoll_ctl', 'futex', 'kill', 'poll', 'select', 'pread64', 'pwrite64', 'fdatasync', 'lseek', 'getpid']
 
+/**
+ * Starts `perf` with `args` (it attaches before the round starts); answers a function that stops
+ * it with SIGINT, as perf expects, and waits until it has written its output.
+ */
+async function runPerf(args: string[]): Promise<() => Promise<void>> {
+  const perf = spawn('perf', args, { stdio: 'ignore' })
+  await new Promise(r => setTimeout(r, 300))
+  return () => new Promise<void>((done) => {
+    perf.once('exit', () => done())
+    perf.kill('SIGINT')
+  })
+}
+
 /** BENCH_SYSCALLS: counts the system calls of `pids` until the answered function is called; it answers the counts. */
 async function countSyscalls(pids: number[]): Promise<() => Promise<Map<string, number>>> {
   const file = resolve(process.env.TMPDIR ?? '/tmp', `bench-syscalls-${process.pid}-${pids[0]}.csv`)
   const events = ['raw_syscalls:sys_enter', ...countedCalls.map(call => `syscalls:sys_enter_${call}`)]
-  const perf = spawn('perf', ['stat', '-x', ',', '-o', file, '-e', events.join(','), '-p', pids.join(',')], { stdio: 'ignore' })
-  await new Promise(r => setTimeout(r, 300))
-  return () => new Promise((done) => {
-    perf.once('exit', () => {
-      const counts = new Map<string, number>()
-      for (const line of readFileSync(file, 'utf8').split('\n')) {
-        const [value, , event] = line.split(',')
-        if (!event || !/^\d+$/.test(value ?? '')) continue
-        counts.set(event.replace(/^raw_syscalls:sys_enter$/, 'all').replace(/^syscalls:sys_enter_/, ''), Number(value))
-      }
-      done(counts)
-    })
-    perf.kill('SIGINT')
-  })
+  const stop = await runPerf(['stat', '-x', ',', '-o', file, '-e', events.join(','), '-p', pids.join(',')])
+  return async () => {
+    await stop()
+    const counts = new Map<string, number>()
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      const [value, , event] = line.split(',')
+      if (!event || !/^\d+$/.test(value ?? '')) continue
+      counts.set(event.replace(/^raw_syscalls:sys_enter$/, 'all').replace(/^syscalls:sys_enter_/, ''), Number(value))
+    }
+    return counts
+  }
 }
 
 /** BENCH_BACKENDS: a connection to the bench's database that names each Postgres process. */
@@ -328,18 +338,12 @@ async function backendsOf(pid: number): Promise<number[]> {
 async function startPerf(pid: number | undefined): Promise<(() => Promise<void>) | undefined> {
   const folder = process.env.BENCH_PERF
   const name = pid === undefined ? undefined : connectionNames.get(pid)
-  if (!folder || !backendNamer || !name) return undefined
+  if (!folder || !backendNamer || !name || !hasPerf()) return undefined
   const pids = await backendsOf(pid!)
-  if (!pids.length || !hasPerf()) return undefined
+  if (!pids.length) return undefined
   const round = (perfRounds.get(name) ?? 0) + 1
   perfRounds.set(name, round)
-  const perf = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '2000', '-p', pids.join(','), '-o', resolve(folder, `${name.replace(/[^a-z0-9]+/gi, '-')}-${round}.data`)], { stdio: 'ignore' })
-  // perf attaches before the round starts
-  await new Promise(r => setTimeout(r, 300))
-  return () => new Promise<void>((done) => {
-    perf.once('exit', () => done())
-    perf.kill('SIGINT')
-  })
+  return runPerf(['record', '-q', '-e', 'cpu-clock', '-F', '2000', '-p', pids.join(','), '-o', resolve(folder, `${name.replace(/[^a-z0-9]+/gi, '-')}-${round}.data`)])
 }
 
 /** Each Postgres process's name: its connection's application_name, else its kind (walwriter...). */
@@ -623,23 +627,23 @@ async function main() {
     const offPort = await freePort()
     console.info(`[bench] database ${name}; starting the app (applies the migrations)...`)
     // an app process's settings (the app's, and BENCH_ALSO's builds')
-    const appEnv = (port: number) => ({
+    const appEnv = (port: number, connectionName: string) => ({
       NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), NUXT_DATABASE_URL: databaseUrl,
       NUXT_SESSION_PASSWORD: randomBytes(24).toString('hex'), NUXT_SEED_DEMO: 'false',
       // rate limiting stays on (every request is counted) with a limit the benchmark never reaches
       API_RATE_LIMIT: '1000000000',
       // its connections' name in pg_stat_activity (BENCH_BACKENDS)
-      PGAPPNAME: port === appPort ? 'app' : port === offPort ? 'app, API log off' : `also :${port}`,
+      PGAPPNAME: connectionName,
     })
     children.push(await start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), entry],
-      appEnv(appPort), `http://127.0.0.1:${appPort}/api/health`))
+      appEnv(appPort, 'app'), `http://127.0.0.1:${appPort}/api/health`))
     console.info(`[bench] seeding ${taskCount.toLocaleString('en')} tasks in one team and ${deepRows.toLocaleString('en')} in another...`)
     const keys = await seed(databaseUrl)
     children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort), keys.keyId, keys.key], { PGAPPNAME: 'bare' },
       `http://127.0.0.1:${minimalPort}/`))
 
     // the same build with the API log off, on the same database
-    children.push(await start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/log-off`] : []), entry], { ...appEnv(offPort), API_LOG: 'off' }, `http://127.0.0.1:${offPort}/api/health`))
+    children.push(await start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/log-off`] : []), entry], { ...appEnv(offPort, 'app, API log off'), API_LOG: 'off' }, `http://127.0.0.1:${offPort}/api/health`))
     const recordingOff = (target: Target): Target => ({ ...target, url: target.url.replace(`:${appPort}/`, `:${offPort}/`), pid: children[2]!.pid })
     const joinedCheck = await fetch(`http://127.0.0.1:${minimalPort}/api/v1/tasks?joined&prepared`, { method: 'POST', body: JSON.stringify(newTask) })
     if ((await joinedCheck.json() as Record<string, unknown>).project_name !== 'Benchmark') throw new Error('The bare joined INSERT does not answer the joined names')
@@ -668,7 +672,7 @@ async function main() {
     const also: { label: string, port: number, pid: number }[] = []
     for (const folder of (process.env.BENCH_ALSO ?? '').split(',').filter(Boolean)) {
       const port = await freePort()
-      const child = await start([resolve(folder, 'output/server/index.mjs')], appEnv(port), `http://127.0.0.1:${port}/api/health`)
+      const child = await start([resolve(folder, 'output/server/index.mjs')], appEnv(port, `also :${port}`), `http://127.0.0.1:${port}/api/health`)
       children.push(child)
       also.push({ label: `also ${folder}`.slice(-34), port, pid: child.pid! })
     }

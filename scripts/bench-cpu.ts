@@ -32,12 +32,8 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   return pid === undefined ? undefined : statOf(pid)?.ms
 }
 
-/**
- * The CPU time (ms) the Postgres server's processes have used so far: those running now, and those
- * that have exited (the server's main process waits for each of its backends, which adds their
- * time to its children's).
- */
-export function postgresCpuMs(): number | undefined {
+/** The running Postgres processes (the server's main process, backends, background processes) with their /proc/<pid>/stat; undefined without /proc. */
+function postgresProcesses(): { pid: string, stat: NonNullable<ReturnType<typeof statOf>> }[] | undefined {
   let names: string[]
   try {
     names = readdirSync('/proc').filter(name => /^\d+$/.test(name))
@@ -45,12 +41,16 @@ export function postgresCpuMs(): number | undefined {
   catch {
     return undefined
   }
-  let total = 0
-  for (const pid of names) {
-    const stat = statOf(pid)
-    if (stat?.name === 'postgres') total += stat.ms + stat.childrenMs
-  }
-  return total
+  return names.map(pid => ({ pid, stat: statOf(pid) })).filter((p): p is { pid: string, stat: NonNullable<ReturnType<typeof statOf>> } => p.stat?.name === 'postgres')
+}
+
+/**
+ * The CPU time (ms) the Postgres server's processes have used so far: those running now, and those
+ * that have exited (the server's main process waits for each of its backends, which adds their
+ * time to its children's).
+ */
+export function postgresCpuMs(): number | undefined {
+  return postgresProcesses()?.reduce((total, { stat }) => total + stat.ms + stat.childrenMs, 0)
 }
 
 /** Time on a CPU, and time runnable but waiting for one (the run queue), in ms. */
@@ -92,15 +92,7 @@ export function processSchedule(pid: number | undefined): Schedule | undefined {
  */
 export function postgresSchedules(): Map<number, Schedule> {
   const schedules = new Map<number, Schedule>()
-  let names: string[]
-  try {
-    names = readdirSync('/proc').filter(name => /^\d+$/.test(name))
-  }
-  catch {
-    return schedules
-  }
-  for (const pid of names) {
-    if (statOf(pid)?.name !== 'postgres') continue
+  for (const { pid } of postgresProcesses() ?? []) {
     const schedule = scheduleOf(pid)
     if (schedule) schedules.set(Number(pid), schedule)
   }
