@@ -47,6 +47,14 @@ export interface Database extends Queryable {
   readonly pglite?: PGlite
   /** The pool's connections now (Postgres only). */
   poolUse?(): PoolUse
+  /**
+   * Runs one of the app's own short statements in the same round trip as the next statement this
+   * process sends (in its own transaction, answered before it), or alone once the current turn of
+   * the event loop has passed without one. `onSend` runs when it is taken to be sent (a statement
+   * that has to see what is committed after that needs another ride). Where statements cannot share a round trip (PGlite, a
+   * transaction-mode pooler) it is sent alone at once.
+   */
+  ride<T = Record<string, unknown>>(text: string, params: unknown[], onSend?: () => void): Promise<QueryResult<T>>
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
@@ -107,6 +115,20 @@ function pgQueryOptions(options: QueryOptions | undefined): { types?: typeof iso
   return { types: options?.isoTimestamps ? isoTimestampTypes : undefined, rowMode: options?.arrayRows ? 'array' : undefined }
 }
 
+/** A statement waiting to ride with the next one (Database.ride). */
+interface Rider {
+  text: string
+  params: unknown[]
+  onSend?: () => void
+  resolve: (result: pg.QueryResult) => void
+  reject: (error: unknown) => void
+}
+
+/** What a pg query answers, as this module's QueryResult. */
+function queryResult<T>(result: pg.QueryResult, options: QueryOptions | undefined): QueryResult<T> {
+  return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length, fields: options?.arrayRows ? result.fields.map(field => field.name) : undefined }
+}
+
 function createPostgres(url: string, max: number, prepare: boolean): Database {
   // a connection attempt that hangs (server unreachable) fails after 10 s instead of waiting forever
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 })
@@ -133,15 +155,94 @@ function createPostgres(url: string, max: number, prepare: boolean): Database {
         names.set(text, null)
         result = await client.query({ text, values: params, ...pgQueryOptions(options) })
       }
-      return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length, fields: options?.arrayRows ? result.fields.map(field => field.name) : undefined }
+      return queryResult<T>(result, options)
     },
     async exec(sql: string) {
       await client.query(sql)
     },
   })
+
+  // Riders: statements sent in the same round trip as the next pool statement, written before it
+  // on one connection in pg's pipeline mode (each its own transaction with its own Sync), so that
+  // a slow statement never delays them. Named statements are the sign of a direct connection: a
+  // transaction-mode pooler may hand each transaction of a pipeline to another server connection.
+  let riders: Rider[] = []
+  let aloneTimer: NodeJS.Immediate | undefined
+  const riderQuery = (rider: Rider): pg.QueryConfig => ({ text: rider.text, values: rider.params, name: prepare ? nameOf(rider.text) : undefined })
+  const takeRiders = (): Rider[] => {
+    const taken = riders
+    riders = []
+    if (aloneTimer) clearImmediate(aloneTimer)
+    aloneTimer = undefined
+    for (const rider of taken) rider.onSend?.()
+    return taken
+  }
+  const sendAlone = () => {
+    aloneTimer = undefined
+    for (const rider of takeRiders()) pool.query(riderQuery(rider)).then(rider.resolve, rider.reject)
+  }
+  const pooled = wrap(pool)
+  /** The pool's statement with the riders waiting now written before it, all in one write on one connection. */
+  async function queryWithRiders<T>(text: string, params: unknown[] | undefined, options: QueryOptions | undefined): Promise<QueryResult<T>> {
+    const taken = takeRiders()
+    let client: pg.PoolClient
+    try {
+      client = await pool.connect()
+    }
+    catch (error) {
+      for (const rider of taken) rider.reject(error)
+      throw error
+    }
+    const onLost = (error: Error) => console.error('[db] connection lost:', error.message)
+    client.on('error', onLost)
+    const name = prepare && options?.prepare ? nameOf(text) : undefined
+    const stream = (client as unknown as { connection: { stream: { cork(): void, uncork(): void } } }).connection.stream
+    const pipelined = client as pg.PoolClient & { pipeline: boolean }
+    pipelined.pipeline = true
+    stream.cork()
+    let sent: Promise<pg.QueryResult>[]
+    try {
+      // each answered as its result arrives: the riders first, whatever the statement costs
+      sent = taken.map((rider) => {
+        const result = client.query(riderQuery(rider))
+        result.then(rider.resolve, rider.reject)
+        return result
+      })
+      sent.push(client.query({ text, values: params, name, ...pgQueryOptions(options) }))
+    }
+    finally {
+      stream.uncork()
+    }
+    void Promise.allSettled(sent).then((outcomes) => {
+      pipelined.pipeline = false
+      client.off('error', onLost)
+      // as pool.query does: a connection that answered an error is not reused
+      client.release(outcomes.some(outcome => outcome.status === 'rejected') || undefined)
+    })
+    try {
+      return queryResult<T>(await sent[sent.length - 1]!, options)
+    }
+    catch (error) {
+      // a plan the table outgrew: the usual path runs the text unprepared from now on
+      if (name && isStalePlan(error)) return pooled.query<T>(text, params, options)
+      throw error
+    }
+  }
+
   return {
     kind: 'postgres',
-    ...wrap(pool),
+    query: (text, params, options) => riders.length ? queryWithRiders(text, params, options) : pooled.query(text, params, options),
+    exec: pooled.exec,
+    ride<T>(text: string, params: unknown[], onSend?: () => void) {
+      if (!prepare) {
+        onSend?.()
+        return pooled.query<T>(text, params)
+      }
+      return new Promise<QueryResult<T>>((resolve, reject) => {
+        riders.push({ text, params, onSend, resolve: result => resolve(queryResult<T>(result, undefined)), reject })
+        aloneTimer ??= setImmediate(sendAlone)
+      })
+    },
     poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async transaction(fn) {
       const client = await pool.connect()
@@ -199,6 +300,11 @@ function createPglite(dataDir: string): Database {
     kind: 'pglite',
     pglite,
     ...wrap(pglite),
+    // in this process, there is no round trip to share
+    ride(text, params, onSend) {
+      onSend?.()
+      return wrap(pglite).query(text, params)
+    },
     transaction: fn => pglite.transaction(tx => fn(wrap(tx))),
     close: () => pglite.close(),
   }

@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3'
-import type { Queryable } from './db-drivers'
+import type { Database, Queryable } from './db-drivers'
 import { defineCounter } from './metrics'
 
 let rateLimit: { limit: number, windowSeconds: number } | undefined
@@ -47,11 +47,32 @@ export async function countAddressRequest(db: Queryable, event: H3Event): Promis
   return rows[0]!
 }
 
-/** What a request may do under its limit: served or not, what the answer says remains, seconds until the window resets. */
+/**
+ * What a request may do under its limit: served or not, what the answer says remains (never more
+ * than is left), seconds until the window resets; and, when a fresher figure of what remains is
+ * being read, that figure (it never fails: it falls back to `remaining`).
+ */
 export interface RateDecision {
   isAllowed: boolean
   remaining: number
+  fresher?: Promise<number>
   reset: number
+}
+
+/** The fresher RateLimit-Remaining of requests whose answer is not written yet. */
+const pendingRemaining = new WeakMap<H3Event, Promise<number>>()
+
+/**
+ * Puts the fresher RateLimit-Remaining of the request's decision in its answer, once read (the
+ * header says the decision's own figure until then); a handler awaits it before the answer is
+ * written. Nothing to do for a request without one.
+ */
+export async function settleRateLimit(event: H3Event): Promise<void> {
+  const fresher = pendingRemaining.get(event)
+  if (!fresher) return
+  pendingRemaining.delete(event)
+  const remaining = await fresher
+  if (!event.node.res.headersSent) setResponseHeader(event, 'ratelimit-remaining', String(Math.max(0, remaining)))
 }
 
 /**
@@ -67,7 +88,10 @@ export function enforceRateLimit(event: H3Event, counted: RateCount | RateDecisi
     'ratelimit-remaining': String(Math.max(0, decision.isAllowed ? decision.remaining : 0)),
     'ratelimit-reset': String(reset),
   })
-  if (decision.isAllowed) return
+  if (decision.isAllowed) {
+    if ('fresher' in decision && decision.fresher) pendingRemaining.set(event, decision.fresher)
+    return
+  }
   setResponseHeader(event, 'retry-after', reset)
   throw createError({ statusCode: 429, statusMessage: `Rate limit exceeded: ${limit} requests per ${windowSeconds} seconds for ${who}; retry in ${reset} seconds` })
 }
@@ -120,7 +144,7 @@ const rateBlockClaims = defineCounter('rate_limit_block_claims_total', 'Blocks o
 /** The claim statement's text. */
 export const claimRateBlockSql = claimSql()
 
-async function claimBlock(db: Queryable, keyId: string, previous: KeyBlock | undefined): Promise<KeyBlock> {
+async function claimBlock(db: Pick<Queryable, 'query'>, keyId: string, previous: KeyBlock | undefined): Promise<KeyBlock> {
   const { limit, windowSeconds } = apiRateLimit()
   const now = Date.now()
   const isShared = (previous?.sharedUntil ?? 0) > now
@@ -141,24 +165,26 @@ async function claimBlock(db: Queryable, keyId: string, previous: KeyBlock | und
 export const readRateCountSql = `select count, extract(epoch from window_started_at)::float8 * 1000 + $2::int * 1000 as window_ends_at
   from public.rate_limits where key = $1`
 
-/** Per key: the count read that has not started yet (requests served before it starts share it), and the one running. */
+/** Per key: the count read that has not been sent yet (requests served before it is sent share it), and the one running. */
 const countReads = new Map<string, { queued?: Promise<number | null>, running?: Promise<unknown> }>()
 
 /**
- * The key's count in Postgres, read after the caller served its request: one read at a time per
- * key; requests that find a read queued (not yet sent) share it, the others queue the next one.
- * Null when the counter is in another window than `windowEndsAt`.
+ * The key's count in Postgres, read after the caller's request was counted: one read at a time
+ * per key, riding with the next statement this instance sends (usually the request's own);
+ * requests that find a read not yet sent share it, the others queue the next one. Null when the
+ * counter is in another window than `windowEndsAt`.
  */
-function freshCount(db: Queryable, keyId: string, windowEndsAt: number): Promise<number | null> {
+function freshCount(db: Pick<Database, 'ride'>, keyId: string, windowEndsAt: number): Promise<number | null> {
   let reads = countReads.get(keyId)
   if (!reads) countReads.set(keyId, reads = {})
   if (reads.queued) return reads.queued
   const state = reads
   const read = (state.running ?? Promise.resolve()).catch(() => undefined).then(async () => {
-    // sent from here on: a request served after this point needs a later read
-    state.queued = undefined
     const { windowSeconds } = apiRateLimit()
-    const { rows } = await db.query<{ count: number, window_ends_at: number }>(readRateCountSql, [`key:${keyId}`, windowSeconds], { prepare: true })
+    // once sent, a request counted after it needs a later read
+    const { rows } = await db.ride<{ count: number, window_ends_at: number }>(readRateCountSql, [`key:${keyId}`, windowSeconds], () => {
+      state.queued = undefined
+    })
     return rows[0] ?? null
   }).finally(() => {
     if (state.running === read && !state.queued) countReads.delete(keyId)
@@ -175,11 +201,14 @@ function freshCount(db: Queryable, keyId: string, windowEndsAt: number): Promise
  * RateLimit-Remaining never says more than is left, however many instances serve the key. What
  * is left is the limit less every request served; Postgres counts every block claimed, served or
  * not, so the limit less that count, plus this instance's own unused block, is never more than
- * is left (other instances' unused blocks only add to it). A claim answers the count; a request
- * served from a block reads it (one read in flight per key and instance, shared by the requests
- * that wait for it): the decision itself never waits for another instance.
+ * is left (other instances' unused blocks only add to it). A claim answers the count. A request
+ * served from a block is decided at once; what remains is first its block's unused requests
+ * (never more than is left), and `fresher` is the figure from the count read after it (one read
+ * in flight per key and instance, shared by the requests that wait for it, riding with the
+ * request's own statement), which `settleRateLimit` puts in the answer before it is written. The
+ * decision itself never waits for another instance.
  */
-export async function takeKeyRequest(db: Queryable, keyId: string): Promise<RateDecision> {
+export async function takeKeyRequest(db: Pick<Database, 'query' | 'ride'>, keyId: string): Promise<RateDecision> {
   const { limit } = apiRateLimit()
   for (;;) {
     const now = Date.now()
@@ -193,10 +222,13 @@ export async function takeKeyRequest(db: Queryable, keyId: string): Promise<Rate
         block.justClaimed = false
         return { isAllowed: true, remaining: limit - block.count + block.unused, reset }
       }
-      const served = block
-      const count = await freshCount(db, keyId, served.windowEndsAt)
-      // another window in Postgres (the clocks differ by a little): this block's unused requests are left at least
-      return { isAllowed: true, remaining: count === null ? served.unused : limit - Math.max(count, served.count) + served.unused, reset }
+      const { count: claimedCount, unused } = block
+      // another window in Postgres (the clocks differ by a little), or no answer: this block's unused requests are left at least
+      const fresher = freshCount(db, keyId, block.windowEndsAt).then(
+        count => count === null ? unused : limit - Math.max(count, claimedCount) + unused,
+        () => unused,
+      )
+      return { isAllowed: true, remaining: unused, fresher, reset }
     }
     // one claim at a time per key: the others wait for it and then take from its block
     const claiming = block?.claiming ?? claim(db, keyId, block)
@@ -207,7 +239,7 @@ export async function takeKeyRequest(db: Queryable, keyId: string): Promise<Rate
   }
 }
 
-function claim(db: Queryable, keyId: string, previous: KeyBlock | undefined): Promise<KeyBlock> {
+function claim(db: Pick<Queryable, 'query'>, keyId: string, previous: KeyBlock | undefined): Promise<KeyBlock> {
   const claiming = claimBlock(db, keyId, previous).then((claimed) => {
     blocks.set(keyId, claimed)
     return claimed

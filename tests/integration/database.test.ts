@@ -119,6 +119,59 @@ describe('audited client', () => {
   })
 })
 
+describe('statements that ride with the next one', () => {
+  it('answers riders and the statement they ride with, each with its own result, the riders first', async () => {
+    const order: string[] = []
+    const sent: number[] = []
+    const riders = [1, 2, 3].map(n => db.ride<{ n: number }>('select $1::int as n', [n], () => sent.push(n)).then((result) => {
+      order.push(`rider ${n}`)
+      return result.rows[0]!.n
+    }))
+    // a slow statement does not hold up the riders written before it
+    const slow = db.query<{ done: string }>(`select 'slept' as done from pg_sleep(0.2)`).then((result) => {
+      order.push('statement')
+      return result.rows[0]!.done
+    })
+    expect(await Promise.all(riders)).toEqual([1, 2, 3])
+    expect(await slow).toBe('slept')
+    expect(sent).toEqual([1, 2, 3])
+    expect(order).toEqual(['rider 1', 'rider 2', 'rider 3', 'statement'])
+  })
+
+  it('reads what was committed before the statement it rides with, not that statement\'s write', async () => {
+    const name = `Rider team ${Date.now()}`
+    const before = db.ride<{ n: number }>('select count(*)::int as n from public.teams where name = $1', [name])
+    await db.query('insert into public.teams (name) values ($1)', [name])
+    expect((await before).rows[0]!.n).toBe(0)
+    expect((await db.query<{ n: number }>('select count(*)::int as n from public.teams where name = $1', [name])).rows[0]!.n).toBe(1)
+  })
+
+  it('is sent alone when no statement follows in the same turn', async () => {
+    let isSent = false
+    const alone = db.ride<{ n: number }>('select 7 as n', [], () => {
+      isSent = true
+    })
+    expect((await alone).rows[0]!.n).toBe(7)
+    expect(isSent).toBe(true)
+  })
+
+  it('keeps a failure to its own statement, and the connection usable afterwards', async () => {
+    const rider = db.ride<{ n: number }>('select 5 as n', [])
+    await expect(db.query('select 1 / 0')).rejects.toThrow(/division by zero/)
+    expect((await rider).rows[0]!.n).toBe(5)
+    const failing = db.ride('select 1 / 0', [])
+    expect((await db.query<{ n: number }>('select 6 as n')).rows[0]!.n).toBe(6)
+    await expect(failing).rejects.toThrow(/division by zero/)
+    // the connections went back to the pool as they were: a transaction still rolls back
+    const name = `Rolled back ${Date.now()}`
+    await expect(db.transaction(async (tx) => {
+      await tx.query('insert into public.teams (name) values ($1)', [name])
+      throw new Error('undo')
+    })).rejects.toThrow('undo')
+    expect((await db.query('select 1 from public.teams where name = $1', [name])).rowCount).toBe(0)
+  })
+})
+
 describe('migrations', () => {
   it('applies nothing the second time', async () => {
     expect(await runMigrations(db, loadMigrationFiles())).toEqual([])

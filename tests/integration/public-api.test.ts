@@ -213,6 +213,27 @@ describe('DELETE /api/v1/{table}/{id}', () => {
   })
 })
 
+describe('RateLimit-Remaining on one process', () => {
+  it('says exactly what is left on every answer, also for requests served from a leased block and for errors', async () => {
+    // the default limit (600 a minute) leases blocks of 30: most of these are served from a block
+    const key = await keyFor(fixture)
+    const requests = [
+      () => key.get('/api/v1/tasks?limit=1'),
+      () => key.get('/api/v1/tasks/00000000-0000-4000-8000-000000000404'),
+      () => key.post('/api/v1/tasks', { title: '' }),
+      () => key.post('/api/v1/notes', { title: 'Counted', body: 'x' }),
+    ]
+    const statuses = new Set<number>()
+    for (let i = 1; i <= 40; i++) {
+      const answer = await requests[i % requests.length]!()
+      statuses.add(answer.status)
+      expect(answer.headers.get('ratelimit-limit')).toBe('600')
+      expect(answer.headers.get('ratelimit-remaining'), `request ${i} (${answer.status})`).toBe(String(600 - i))
+    }
+    expect([...statuses].sort()).toEqual([200, 201, 400, 404])
+  })
+})
+
 describe('hostile names', () => {
   it.each([
     'tasks;drop table tasks',

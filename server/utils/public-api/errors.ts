@@ -1,5 +1,6 @@
 import type { EventHandlerRequest, H3Event } from 'h3'
 import { withRequestId } from '../api-log/recorder'
+import { settleRateLimit } from '../rate-limits'
 
 /** The fields of an error answer besides its message: a stable code, and details and a hint when there are some. */
 export interface ApiErrorFields {
@@ -42,9 +43,12 @@ export function apiErrorBody(statusCode: number, message: string, data?: unknown
 export function definePublicApiHandler<T>(handler: (event: H3Event<EventHandlerRequest>) => Promise<T>) {
   return defineEventHandler(async (event) => {
     try {
-      return await handler(event)
+      const answer = await handler(event)
+      await settleRateLimit(event)
+      return answer
     }
     catch (error) {
+      await settleRateLimit(event)
       if (!isError(error) || error.statusCode >= 500) throw error
       setResponseStatus(event, error.statusCode)
       // a route may have said more (/mcp names its OAuth metadata)
