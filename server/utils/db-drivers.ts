@@ -50,9 +50,9 @@ export interface Database extends Queryable {
   /**
    * Runs one of the app's own short statements in the same round trip as the next statement this
    * process sends (in its own transaction, answered before it), or alone once the current turn of
-   * the event loop has passed without one. `onSend` runs when it is taken to be sent (a statement
-   * that has to see what is committed after that needs another ride). Where statements cannot share a round trip (PGlite, a
-   * transaction-mode pooler) it is sent alone at once.
+   * the event loop has passed without one. `onSend` runs when it is taken to be sent (whatever
+   * has to see a commit made after that needs another ride). Where statements cannot share a
+   * round trip (PGlite, a transaction-mode pooler) it is sent alone at once.
    */
   ride<T = Record<string, unknown>>(text: string, params: unknown[], onSend?: () => void): Promise<QueryResult<T>>
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
@@ -296,14 +296,15 @@ function createPglite(dataDir: string): Database {
       await client.exec(sql)
     },
   })
+  const base = wrap(pglite)
   return {
     kind: 'pglite',
     pglite,
-    ...wrap(pglite),
+    ...base,
     // in this process, there is no round trip to share
     ride(text, params, onSend) {
       onSend?.()
-      return wrap(pglite).query(text, params)
+      return base.query(text, params)
     },
     transaction: fn => pglite.transaction(tx => fn(wrap(tx))),
     close: () => pglite.close(),
