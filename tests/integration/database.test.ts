@@ -163,7 +163,18 @@ describe('statements that ride with the next one', () => {
     const failing = expect(db.ride('select 1 / 0', [])).rejects.toThrow(/division by zero/)
     expect((await db.query<{ n: number }>('select 6 as n')).rows[0]!.n).toBe(6)
     await failing
-    // the connections went back to the pool as they were: a transaction still rolls back
+    // each connection a ride took goes back to the pool: more rides, one after another, than the
+    // pool has connections are all answered, and none is left checked out
+    for (let i = 0; i < 12; i++) {
+      const ridden = db.ride<{ n: number }>('select $1::int as n', [i])
+      expect((await db.query<{ n: number }>('select $1::int + 100 as n', [i])).rows[0]!.n).toBe(i + 100)
+      expect((await ridden).rows[0]!.n).toBe(i)
+    }
+    // (a connection is released once every statement of its write has answered: a turn of the event loop)
+    await new Promise(resolve => setImmediate(resolve))
+    const use = db.poolUse?.()
+    if (use) expect(use.idle).toBe(use.total)
+    // and a transaction on them still rolls back
     const name = `Rolled back ${Date.now()}`
     await expect(db.transaction(async (tx) => {
       await tx.query('insert into public.teams (name) values ($1)', [name])
