@@ -11,26 +11,15 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
-import { createServer as createNetServer } from 'node:net'
 import pg from 'pg'
 import { benchDatabase } from './bench-database'
+import { freePort } from '../tests/support/ports'
 import { latencyBounds } from '../server/utils/api-log/latency'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const rows = Number(process.env.BENCH_LOG_ROWS ?? 10_000_000)
 const requests = Number(process.env.BENCH_LOG_REQUESTS ?? 30)
 const days = 30
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createNetServer()
-    server.on('error', fail)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => done(port))
-    })
-  })
-}
 
 async function startApp(entry: string, databaseUrl: string, port: number): Promise<ChildProcess> {
   const output: string[] = []

@@ -48,10 +48,10 @@ import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import http from 'node:http'
-import { createServer as createNetServer } from 'node:net'
 import pg from 'pg'
 import { postgresCpuMs, postgresSchedules, processCpuMs, processSchedule, type Schedule } from './bench-cpu'
 import { benchDatabase } from './bench-database'
+import { freePort } from '../tests/support/ports'
 import { generateApiKey, hashApiKey, keyIsValidSql } from '../server/utils/api-keys'
 import { createDatabase } from '../server/utils/db-drivers'
 import { auditContextValues, auditedWriteSql } from '../server/utils/audited-client'
@@ -87,17 +87,6 @@ const ids = {
   deepTeam: '00000000-0000-4000-8000-00000000b020',
 }
 const newTask = { title: 'Benchmark write', priority: 2, project_id: ids.project }
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createNetServer()
-    server.on('error', fail)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => done(port))
-    })
-  })
-}
 
 async function waitUntilUp(url: string, child: ChildProcess, output: string[]) {
   const deadline = Date.now() + 60_000

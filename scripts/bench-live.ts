@@ -15,27 +15,16 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
-import { createServer } from 'node:net'
 import pg from 'pg'
 import WebSocket from 'ws'
 import { benchDatabase } from './bench-database'
+import { freePort } from '../tests/support/ports'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const subscriberCount = Number(process.env.BENCH_SUBSCRIBERS ?? 500)
 const rate = Number(process.env.BENCH_RATE ?? 100)
 const seconds = Number(process.env.BENCH_SECONDS ?? 30)
 const perKey = 10
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer()
-    server.on('error', fail)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => done(port))
-    })
-  })
-}
 
 async function startApp(entry: string, databaseUrl: string): Promise<{ url: string, child: ChildProcess }> {
   const port = await freePort()

@@ -10,23 +10,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
-import { createServer } from 'node:net'
 import pg from 'pg'
 import { benchDatabase } from './bench-database'
+import { freePort } from '../tests/support/ports'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const revocations = Number(process.env.BENCH_REVOCATIONS ?? 100)
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer()
-    server.on('error', fail)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => done(port))
-    })
-  })
-}
 
 async function startApp(entry: string, databaseUrl: string): Promise<{ url: string, child: ChildProcess }> {
   const port = await freePort()

@@ -3,7 +3,7 @@ import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { freePort } from './app'
+import { freePort } from './ports'
 import { waitFor } from './wait'
 
 export const pgbouncerPath = process.env.PGBOUNCER_PATH ?? '/usr/sbin/pgbouncer'

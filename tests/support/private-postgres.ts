@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { freePort } from './app'
+import { freePort } from './ports'
 
 const run = promisify(execFile)
 const binDir = process.env.PG_BIN_DIR ?? '/usr/lib/postgresql/15/bin'
