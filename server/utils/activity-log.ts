@@ -3,6 +3,7 @@ import type { ActivityEntry, ActivityPage } from '#shared/types/api'
 import { uuidPattern } from '#shared/utils/patterns'
 import type { ActivityExportQuery, ActivityFilters, ActivityQuery } from '#shared/utils/schemas'
 import { requireTeam, type AuditedClient } from './audited-client'
+import { csvHeader, csvRows } from './csv'
 import type { Database } from './db-drivers'
 import { quoteIdent } from './table-registry'
 
@@ -109,14 +110,6 @@ export const activityExportColumns = [
   'table_name', 'record_id', 'record_title', 'action', 'new_data', 'old_data',
 ] as const satisfies readonly (keyof ActivityEntry)[]
 
-/** A CSV field: quoted when needed, and a leading =, +, -, @ defused so that a spreadsheet shows it as text. */
-function csvField(value: unknown): string {
-  if (value === null || value === undefined) return ''
-  let text = typeof value === 'string' ? value : JSON.stringify(value)
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
-}
-
 /**
  * Every entry of the team that matches the filters, newest first, as CSV lines (with a header) or
  * NDJSON lines. Read in keyset batches, so memory stays the same whatever the number of entries.
@@ -130,14 +123,14 @@ export async function* exportActivity(client: AuditedClient, query: z.output<typ
     where ${condition} and ($${next}::timestamptz is null or (a.created_at, a.id) < ($${next}::timestamptz, $${next + 1}::uuid))
     order by a.created_at desc, a.id desc
     limit ${exportBatchSize}`
-  if (format === 'csv') yield `${activityExportColumns.join(',')}\r\n`
+  if (format === 'csv') yield csvHeader(activityExportColumns)
   let after: [string | null, string | null] = [null, null]
   while (true) {
     const { rows } = await client.read<ActivityEntry>(sql, [...params, ...after])
     if (!rows.length) return
-    yield rows.map(row => format === 'csv'
-      ? `${activityExportColumns.map(column => csvField(row[column])).join(',')}\r\n`
-      : `${JSON.stringify(row)}\n`).join('')
+    yield format === 'csv'
+      ? csvRows(activityExportColumns, rows)
+      : rows.map(row => `${JSON.stringify(row)}\n`).join('')
     if (rows.length < exportBatchSize) return
     const last = rows[rows.length - 1]!
     after = [last.created_at, last.id]

@@ -3,6 +3,7 @@
 import type { z } from 'zod'
 import { apiLogExportColumns, type ApiLogEntry, type ApiLogExportQuery, type ApiLogFilters, type ApiLogPage, type ApiLogQuery, type ApiUsage, type ApiUsageBucketRow, type ApiUsageQuery } from '#shared/utils/api-log'
 import { requireTeam, type AuditedClient } from '../audited-client'
+import { csvHeader, csvRows } from '../csv'
 import { addHistogram, emptyHistogram, histogramQuantile } from './latency'
 import { requestIdTime } from './request-id'
 
@@ -46,7 +47,7 @@ function logWhere(teamId: string, filters: Filters) {
 
 const entryColumns = `e.id, to_char(e.at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at,
   e.api_key_id, k.name as api_key_name, e.grant_id, e.source, e.method, e.path, e."table", e.query, e.status::int as status,
-  e.duration_ms::float8 as duration_ms, e.error_code, e.mcp_method, e.mcp_tool, e.request_bytes, e.response_bytes,
+  round(e.duration_ms::numeric, 2)::float8 as duration_ms, e.error_code, e.mcp_method, e.mcp_tool, e.request_bytes, e.response_bytes,
   e.ip, e.user_agent, e.client_request_id`
 const entryJoins = 'left join public.api_keys k on k.id = e.api_key_id and k.team_id = e.team_id'
 
@@ -93,25 +94,19 @@ export async function getApiLogEntry(client: AuditedClient, requestId: string): 
   return entry
 }
 
-function csvField(value: unknown): string {
-  if (value === null || value === undefined) return ''
-  const text = String(value)
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
-}
-
 const exportBatchSize = 1000
 
 /** Every entry matching the filters, newest first, as CSV (with a header line) or NDJSON, a batch at a time. */
 export async function* exportApiLog(client: AuditedClient, query: z.output<typeof ApiLogExportQuery>): AsyncGenerator<string> {
   const { format, ...filters } = query
-  if (format === 'csv') yield `${apiLogExportColumns.join(',')}\r\n`
+  if (format === 'csv') yield csvHeader(apiLogExportColumns)
   let cursor: string | undefined
   while (true) {
     const page = await listApiLog(client, { ...filters, limit: exportBatchSize, cursor })
     if (!page.entries.length) return
-    yield page.entries.map(row => format === 'csv'
-      ? `${apiLogExportColumns.map(column => csvField(row[column])).join(',')}\r\n`
-      : `${JSON.stringify(row)}\n`).join('')
+    yield format === 'csv'
+      ? csvRows(apiLogExportColumns, page.entries)
+      : page.entries.map(row => `${JSON.stringify(row)}\n`).join('')
     if (!page.next_cursor) return
     cursor = page.next_cursor
   }

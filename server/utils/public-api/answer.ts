@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { DataRecord } from '#shared/types/data'
+import { csvHeader, csvRows } from '../csv'
 import { joinedNames } from '../records'
 import type { TableInfo } from '../table-registry'
 import { apiError } from './errors'
@@ -57,17 +58,10 @@ function rowBuilder(keys: [string, number][]): (row: unknown[]) => DataRecord {
   }
   return build
 }
-/** One CSV field: quoted when it holds a comma, a quote or a line break; objects as JSON. */
-function csvField(value: unknown): string {
-  if (value === null || value === undefined) return ''
-  const text = value instanceof Date ? value.toISOString() : typeof value === 'object' ? JSON.stringify(value) : String(value)
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
-}
-
-/** Rows as CSV with a header line of their keys. */
+/** Rows as CSV (server/utils/csv.ts) with a header line of their keys. */
 export function recordsCsv(rows: DataRecord[]): string {
   const keys = Object.keys(rows[0] ?? {})
-  return [keys.map(csvField).join(','), ...rows.map(row => keys.map(key => csvField(row[key])).join(','))].join('\n')
+  return csvHeader(keys) + csvRows(keys, rows)
 }
 
 /**
