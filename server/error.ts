@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { H3Event } from 'h3'
 import type { NitroErrorHandler } from 'nitropack'
-import { withRequestId } from '~~/server/utils/api-log/recorder'
+import { apiLogSource, withRequestId } from '~~/server/utils/api-log/recorder'
 
 /** Seconds a client is told to wait while the database cannot be reached. */
 const retryAfterSeconds = 5
@@ -29,7 +29,8 @@ const errorHandler: NitroErrorHandler = (error, event) => {
     setResponseHeader(event, 'content-type', 'application/json')
     return send(event, errorBody(event, 503, 'The database is unavailable; try again in a few seconds', { code: '08006' }))
   }
-  if (!event.path.startsWith('/api/') && !isPublicApiPath(event.path)) return
+  // the API log's paths (/mcp too) answer their errors as JSON, with the code the log records
+  if (!event.path.startsWith('/api/') && !isPublicApiPath(event.path) && !apiLogSource(event.path)) return
   const statusCode = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500
   const isUnexpected = statusCode >= 500 && !error.statusMessage
   if (isUnexpected || error.unhandled) console.error('[api]', event.method, event.path, error.cause ?? error)

@@ -1,4 +1,5 @@
-import { beginApiRequest, apiLogSource, isRecordingApiLog } from '~~/server/utils/api-log/recorder'
+import { credentialOfToken } from '~~/server/utils/api-log/credentials'
+import { beginApiRequest, apiLogSource, isRecordingApiLog, setApiLogCredentialResolver } from '~~/server/utils/api-log/recorder'
 import { applyApiLogRetention } from '~~/server/utils/api-log/retention'
 import { setUpApiLogMetrics, startApiLogWriter, stopApiLogWriter } from '~~/server/utils/api-log/writer'
 
@@ -12,6 +13,7 @@ export default defineNitroPlugin((nitroApp) => {
     if (source) beginApiRequest(event, source)
   })
   if (!isRecordingApiLog()) return
+  setApiLogCredentialResolver(credentialOfToken)
   startApiLogWriter()
   if (isMeasuringRequests()) setUpApiLogMetrics()
   const interval = Number(setting('apiLogRetentionIntervalMs')) || 30_000

@@ -1,5 +1,5 @@
 import { accessTokenPrefix, oauthOrigin, resourceMetadataUrl } from '~~/server/utils/oauth/config'
-import { noteMcpCall } from '~~/server/utils/api-log/recorder'
+import { noteMcpCall, sentCredential } from '~~/server/utils/api-log/recorder'
 import { authGrantToken, InvalidAccessToken } from '~~/server/utils/oauth/verify'
 
 /**
@@ -9,13 +9,15 @@ import { authGrantToken, InvalidAccessToken } from '~~/server/utils/oauth/verify
  */
 async function authenticate(event: Parameters<typeof readMcpMessage>[0]): Promise<McpCaller> {
   const header = requestHeader(event, 'authorization')
-  const bearer = header ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : undefined
+  const { token, isConflicting } = sentCredential(header, requestHeader(event, 'apikey'))
   const sentToken = Boolean(header || requestHeader(event, 'apikey'))
   const challenge = `Bearer resource_metadata="${resourceMetadataUrl(oauthOrigin(event))}"${sentToken ? ', error="invalid_token"' : ''}`
   try {
-    if (bearer?.startsWith(accessTokenPrefix)) {
+    // the same refusal as a key's (authApiKey): an access token is no exception
+    if (isConflicting) throw createError({ statusCode: 401, statusMessage: conflictingCredentials, data: { code: 'conflicting_credentials' } })
+    if (header && token?.startsWith(accessTokenPrefix)) {
       try {
-        return grantCaller(await authGrantToken(event, bearer))
+        return grantCaller(await authGrantToken(event, token))
       }
       catch (error) {
         if (!(error instanceof InvalidAccessToken)) throw error

@@ -5,7 +5,7 @@ import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type Api
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import type { Database, Queryable } from './db-drivers'
 import { cachedApiKey, forgetApiKey, keyCacheGeneration, listenForKeyChanges, rememberApiKey, rememberRevoked, revokedKeyOf } from './key-cache'
-import { noteApiCredential } from './api-log/recorder'
+import { noteApiCredential, noteUnknownApiCredential, sentCredential } from './api-log/recorder'
 import { defineCounter } from './metrics'
 import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-limits'
 import { disableEndpointsOfKey } from './webhooks-endpoints'
@@ -202,7 +202,10 @@ type KeyLookupRow = AuthenticatedKey & { revoked: boolean, expired: boolean, exp
 const keyCacheHits = defineCounter('api_key_cache_hits_total', 'Public API requests whose key this instance had in memory')
 const keyCacheMisses = defineCounter('api_key_cache_misses_total', 'Public API requests whose key was looked up in the database (unknown to this instance, or dropped)')
 
-const unauthorized = (message: string) => createError({ statusCode: 401, statusMessage: message })
+const unauthorized = (message: string, code?: string) => createError({ statusCode: 401, statusMessage: message, data: code ? { code } : undefined })
+
+/** Why a request whose two credential headers disagree is refused (supabase-js sends the same key in both). */
+export const conflictingCredentials = 'The Authorization header and the apikey header carry different credentials: send one, or the same key in both'
 
 /**
  * Authenticates a public API request by its bearer key: 401 when the header is missing or
@@ -213,15 +216,14 @@ const unauthorized = (message: string) => createError({ statusCode: 401, statusM
  * key's creator, team the key's team).
  */
 export async function authApiKey(event: H3Event): Promise<{ apiKey: AuthenticatedKey, client: AuditedClient }> {
-  const header = requestHeader(event, 'authorization')
-  // PostgREST clients (supabase-js) also send the key as `apikey`
-  const token = header ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : requestHeader(event, 'apikey')?.trim() || undefined
+  const { token, isConflicting } = sentCredential(requestHeader(event, 'authorization'), requestHeader(event, 'apikey'))
   const db = await useDb()
   // a request without a valid key counts against its address
-  const refuse = async (message: string) => {
+  const refuse = async (message: string, code?: string) => {
     enforceRateLimit(event, await countAddressRequest(db, event), 'this address')
-    return unauthorized(message)
+    return unauthorized(message, code)
   }
+  if (isConflicting) throw await refuse(conflictingCredentials, 'conflicting_credentials')
   if (!token) throw await refuse('Send the API key as "Authorization: Bearer <key>" (or in an "apikey" header)')
   const hash = hashApiKey(token)
   // a known key's requests are in its team's API log, refused ones included
@@ -240,7 +242,10 @@ export async function authApiKey(event: H3Event): Promise<{ apiKey: Authenticate
     const generation = keyCacheGeneration()
     const { rows } = await db.query<KeyLookupRow>(keyLookupSql, [hash], { prepare: true })
     const found = rows[0]
-    if (!found) throw await refuse('Unknown API key')
+    if (!found) {
+      noteUnknownApiCredential(event)
+      throw await refuse('Unknown API key')
+    }
     known(found)
     if (found.revoked) {
       rememberRevoked(hash, found)

@@ -26,6 +26,8 @@ export interface ApiRequestState {
   firstByteAt: number
   responseBytes: number
   credential?: ApiLogCredential
+  /** Whether the credential the request sent was looked up (and found unknown when `credential` is unset). */
+  isCredentialLookedUp?: boolean
   errorCode?: string
   mcpMethod?: string
   mcpTool?: string
@@ -59,7 +61,17 @@ export function isRecordingApiLog(): boolean {
 
 type Sink = (record: ApiLogRecord) => void
 type Unknown = () => void
-const sinks: { record?: Sink, unknown?: Unknown } = {}
+/** The team (and key or grant) of a credential a request sent, when it is one the app knows. */
+export type CredentialResolver = (token: string) => Promise<ApiLogCredential | undefined>
+const sinks: { record?: Sink, unknown?: Unknown, resolve?: CredentialResolver } = {}
+
+/**
+ * How a request refused before its credential was read (413, 414, 415, 431, 405, ...) finds its
+ * team: the credential it sent is looked up once its answer is over, off the request's path.
+ */
+export function setApiLogCredentialResolver(resolve: CredentialResolver): void {
+  sinks.resolve = resolve
+}
 
 /** Where finished requests go (writer.ts registers its buffer, once recording starts). */
 export function setApiLogSink(record: Sink, unknown: Unknown): void {
@@ -148,6 +160,23 @@ export function noteApiCredential(event: H3Event, credential: ApiLogCredential):
   if (state) state.credential = credential
 }
 
+/** The request's credential was looked up and is no credential the app knows: nothing to look up again. */
+export function noteUnknownApiCredential(event: H3Event): void {
+  const state = event.context.apiRequest
+  if (state) state.isCredentialLookedUp = true
+}
+
+/**
+ * The credential a request sends: the bearer token of `Authorization`, else the `apikey` header
+ * (PostgREST clients such as supabase-js send the key in both). `isConflicting` when both are sent
+ * and name different credentials.
+ */
+export function sentCredential(authorization: string | undefined, apikey: string | undefined): { token: string | undefined, isConflicting: boolean } {
+  const key = apikey?.trim() || undefined
+  const bearer = authorization ? /^Bearer +(\S+) *$/i.exec(authorization)?.[1] : undefined
+  return { token: authorization ? bearer : key, isConflicting: Boolean(bearer && key && bearer !== key) }
+}
+
 /** The JSON-RPC method of an MCP request, and the tool of a tools/call. */
 export function noteMcpCall(event: H3Event, message: unknown): void {
   const state = event.context.apiRequest
@@ -187,9 +216,31 @@ function header(event: H3Event, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value
 }
 
+/** A finished request's entry, its team and credential not yet known. */
+type UnownedRecord = Omit<ApiLogRecord, 'team_id' | 'api_key_id' | 'grant_id'>
+
+/** The entry in its credential's team, now; or once the credential it sent is looked up; or none (an unknown one). */
+function recordFor(credential: ApiLogCredential | undefined, token: string | undefined, entry: UnownedRecord): void {
+  const record = (owner: ApiLogCredential) => sinks.record?.({
+    ...entry, team_id: owner.teamId, api_key_id: owner.apiKeyId ?? null, grant_id: owner.grantId ?? null,
+  })
+  if (credential) return void record(credential)
+  const resolve = sinks.resolve
+  if (!token || !resolve) return void sinks.unknown?.()
+  resolve(token).then(
+    found => found ? record(found) : sinks.unknown?.(),
+    (error: Error) => {
+      console.error('[api-log] Could not look up the credential of a refused request:', error.message)
+      sinks.unknown?.()
+    },
+  )
+}
+
 function finishApiRequest(event: H3Event, state: ApiRequestState): void {
   const credential = state.credential
-  if (!credential) {
+  // a request refused before its credential was read is looked up here (unless it was, and is unknown)
+  const token = credential || state.isCredentialLookedUp ? undefined : sentCredential(header(event, 'authorization'), header(event, 'apikey'))
+  if (!credential && !token?.token) {
     sinks.unknown?.()
     return
   }
@@ -198,12 +249,10 @@ function finishApiRequest(event: H3Event, state: ApiRequestState): void {
   const clientRequestId = header(event, 'x-request-id')
   const table = event.context.params?.table
   const length = Number(header(event, 'content-length'))
-  sinks.record?.({
+  // both headers naming different credentials: the request is no one credential's
+  recordFor(credential, token?.isConflicting ? undefined : token?.token, {
     id: state.id,
     at: state.at,
-    team_id: credential.teamId,
-    api_key_id: credential.apiKeyId ?? null,
-    grant_id: credential.grantId ?? null,
     source: state.source,
     method: event.method,
     path: (query < 0 ? url : url.slice(0, query)).slice(0, 2048),
@@ -269,6 +318,52 @@ export function recordSocketOpening(opening: SocketOpening): void {
     response_bytes: 0,
     ip: opening.ip ?? null,
     user_agent: opening.headers.get('user-agent')?.slice(0, 256) ?? null,
+    client_request_id: clientRequestId && printable.test(clientRequestId) ? clientRequestId : null,
+  })
+}
+
+/** A request Node refused before the app saw it (a URL or headers too large), as far as its packet tells. */
+export interface RefusedPacket {
+  id: string
+  at: number
+  method: string
+  /** The request's URL (path and query), as far as it came. */
+  url: string
+  /** The headers found in the packet, by lower-case name. */
+  headers: Record<string, string>
+  status: number
+  errorCode: string
+  ip: string | undefined
+}
+
+/**
+ * Records a request Node refused before any app code ran (414, 431), when the packet it handed
+ * over carries a credential the app knows (a credential sent after the part that overflowed is
+ * not in it: that request is counted only).
+ */
+export function recordRefusedPacket(packet: RefusedPacket): void {
+  const source = apiLogSource(packet.url)
+  if (!source || !isRecordingApiLog() || !sinks.record) return
+  const { token, isConflicting } = sentCredential(packet.headers.authorization, packet.headers.apikey)
+  const query = packet.url.indexOf('?')
+  const clientRequestId = packet.headers['x-request-id']
+  recordFor(undefined, isConflicting ? undefined : token, {
+    id: packet.id,
+    at: packet.at,
+    source,
+    method: packet.method,
+    path: (query < 0 ? packet.url : packet.url.slice(0, query)).slice(0, 2048),
+    table: null,
+    query: loggedQuery(packet.url),
+    status: packet.status,
+    duration_ms: 0,
+    error_code: packet.errorCode,
+    mcp_method: null,
+    mcp_tool: null,
+    request_bytes: 0,
+    response_bytes: 0,
+    ip: packet.ip ?? null,
+    user_agent: packet.headers['user-agent']?.slice(0, 256) ?? null,
     client_request_id: clientRequestId && printable.test(clientRequestId) ? clientRequestId : null,
   })
 }

@@ -4,7 +4,7 @@ import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import type { Role } from '#shared/permissions'
 import type { Database } from '../db-drivers'
 import { enforceRateLimit, takeKeyRequest } from '../rate-limits'
-import { noteApiCredential } from '../api-log/recorder'
+import { noteApiCredential, noteUnknownApiCredential } from '../api-log/recorder'
 import { hashSecret } from './config'
 import { cachedGrantToken, grantCacheGeneration, listenForGrantChanges, rememberGrantToken, type CachedGrantToken } from './token-cache'
 
@@ -82,7 +82,10 @@ export async function authGrantToken(event: H3Event, token: string): Promise<Aut
     const generation = grantCacheGeneration()
     const { rows } = await db.query<TokenLookupRow>(tokenLookupSql, [hash], { prepare: true })
     const found = rows[0]
-    if (!found) throw new InvalidAccessToken('Unknown access token')
+    if (!found) {
+      noteUnknownApiCredential(event)
+      throw new InvalidAccessToken('Unknown access token')
+    }
     // a known token is in its team's API log, refused ones included
     noteApiCredential(event, { teamId: found.team_id, grantId: found.grant_id })
     if (found.revoked) throw new InvalidAccessToken('This connection has been revoked')
