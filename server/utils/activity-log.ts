@@ -34,13 +34,13 @@ function activityWhere(teamId: string, filters: Filters) {
   return { condition: where.join(' and '), params }
 }
 
-// created_at as text with its microseconds: the exact value, for keyset paging and the export
+// created_at in the API's one form (milliseconds, `Z`)
 const entryColumns = `a.id, a.team_id, a.actor_id, p.name as actor_name, a.source, a.source_ref,
   a.api_key_id, k.name as api_key_name, a.table_name, a.record_id,
   coalesce(a.new_data ->> 'name', a.new_data ->> 'title', a.old_data ->> 'name', a.old_data ->> 'title',
            a.new_data ->> 'email', a.old_data ->> 'email', m.name) as record_title,
   a.action, a.new_data, a.old_data,
-  to_char(a.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at`
+  to_char(a.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at`
 
 const entryJoins = `left join public.profiles p on p.id = a.actor_id
   left join public.api_keys k on k.id = a.api_key_id and k.team_id = a.team_id
@@ -119,21 +119,24 @@ export async function* exportActivity(client: AuditedClient, query: z.output<typ
   const { format, ...filters } = query
   const { condition, params } = activityWhere(teamId, filters)
   const next = params.length + 1
-  const sql = `select ${entryColumns} from public.activity_log a ${entryJoins}
+  // page_at: the exact time (microseconds), where the next batch starts
+  const sql = `select ${entryColumns}, to_char(a.created_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as page_at
+    from public.activity_log a ${entryJoins}
     where ${condition} and ($${next}::timestamptz is null or (a.created_at, a.id) < ($${next}::timestamptz, $${next + 1}::uuid))
     order by a.created_at desc, a.id desc
     limit ${exportBatchSize}`
   if (format === 'csv') yield csvHeader(activityExportColumns)
   let after: [string | null, string | null] = [null, null]
   while (true) {
-    const { rows } = await client.read<ActivityEntry>(sql, [...params, ...after])
-    if (!rows.length) return
+    const { rows: read } = await client.read<ActivityEntry & { page_at: string }>(sql, [...params, ...after])
+    if (!read.length) return
+    const last = read[read.length - 1]!
+    const rows = read.map(({ page_at: _, ...entry }) => entry)
     yield format === 'csv'
       ? csvRows(activityExportColumns, rows)
       : rows.map(row => `${JSON.stringify(row)}\n`).join('')
     if (rows.length < exportBatchSize) return
-    const last = rows[rows.length - 1]!
-    after = [last.created_at, last.id]
+    after = [last.page_at, last.id]
   }
 }
 
