@@ -85,6 +85,8 @@ export default defineNuxtConfig({
       nitroConfig.errorHandler = ['~~/server/error', ...(Array.isArray(existing) ? existing : existing ? [existing] : [])]
       // migrations and seed are bundled with the server, which applies them at start
       nitroConfig.serverAssets = [...(nitroConfig.serverAssets ?? []), { baseName: 'supabase', dir: '../supabase' }]
+      // the docs are served as pages (/docs/agents, /docs/api: server/routes/docs/[page].get.ts)
+      nitroConfig.serverAssets.push({ baseName: 'docs', dir: '../docs' })
       // the client's files are stored gzip- and brotli-compressed beside the originals, and served
       // compressed to browsers that accept it (the entry chunk is about a quarter of its size)
       nitroConfig.compressPublicAssets = { gzip: true, brotli: true }

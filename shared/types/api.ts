@@ -60,3 +60,13 @@ export interface ActivityPage {
   /** Names of the ids the page's values refer to (people, projects, ...), by id. */
   names: Record<string, string>
 }
+
+/** A page of the project's documentation (GET /api/docs/{page}), rendered from its Markdown. */
+export interface DocsPage {
+  name: string
+  title: string
+  /** The page as HTML (from the project's own docs: trusted). */
+  html: string
+  /** Every documentation page, for the navigation. */
+  pages: { name: string, title: string }[]
+}
