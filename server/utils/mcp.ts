@@ -11,8 +11,11 @@ import type { H3Event } from 'h3'
 import { isToolFailure } from '#shared/utils/chat-tools'
 import { scopeAllows } from '#shared/utils/api-keys'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
+import { can, tablePermission, type Role } from '#shared/permissions'
+import type { WriteAction } from '#shared/types/chat'
 import type { AuthenticatedKey } from './api-keys'
 import type { AuthenticatedGrant } from './oauth/verify'
+import { noteApiErrorCode } from './api-log/recorder'
 import { createAuditedClient } from './audited-client'
 import { queryDatabase, queryDatabaseTool, runWriteTool, toolInputJsonSchema, writeToolDefinitions } from './chat/data-tools'
 
@@ -34,6 +37,8 @@ export interface McpCaller {
   sourceRef: string
   apiKeyId: string | null
   grant?: AuthenticatedGrant
+  /** The granting user's role now (a grant's caller): its write tools are those of the actions the role allows. */
+  role?: Role
 }
 
 /** The caller of a request with an API key: the key's creator writes, the key's id is the source_ref. */
@@ -43,14 +48,14 @@ export function keyCaller(apiKey: AuthenticatedKey): McpCaller {
 
 /** The caller of a request with an OAuth access token: the granting user writes, the grant's id is the source_ref. */
 export function grantCaller(grant: AuthenticatedGrant): McpCaller {
-  return { teamId: grant.teamId, actorId: grant.userId, scopes: grant.scopes, sourceRef: grant.grantId, apiKeyId: null, grant }
+  return { teamId: grant.teamId, actorId: grant.userId, scopes: grant.scopes, sourceRef: grant.grantId, apiKeyId: null, grant, role: grant.role }
 }
 
 /**
  * The tools a caller may use: query_database over the domain tables its scopes may read (as
  * chat_reader bound to the team and those tables; listed when it may read at least one), and
- * create/update/delete of each domain table they may write, which write with source `mcp`, the
- * caller's actor and source_ref.
+ * create/update/delete of each domain table they may write (for a grant, of the actions its
+ * user's role allows now), which write with source `mcp`, the caller's actor and source_ref.
  */
 export async function mcpTools(caller: McpCaller): Promise<Map<string, McpTool>> {
   const tables = new Map((await domainTables()).map(table => [table.name, table]))
@@ -72,7 +77,10 @@ export async function mcpTools(caller: McpCaller): Promise<Map<string, McpTool>>
     })
   }
   const client = createAuditedClient(await useDb(), { actorId: caller.actorId, teamId: caller.teamId, source: 'mcp', sourceRef: caller.sourceRef, apiKeyId: caller.apiKeyId })
-  for (const definition of writeToolDefinitions(tables, table => scopeAllows(caller.scopes, table.name, 'write'))) {
+  // a grant's user may take only the actions of their role now (a member: create and update)
+  const allows = (table: { name: string }, action: WriteAction) => scopeAllows(caller.scopes, table.name, 'write')
+    && (!caller.role || can(caller.role, tablePermission(table.name, action)))
+  for (const definition of writeToolDefinitions(tables, allows)) {
     tools.set(definition.name, {
       listed: {
         name: definition.name,
@@ -100,15 +108,24 @@ let sdkImport: ReturnType<typeof importMcpSdk> | undefined
 /** The SDK's server side, imported by the first MCP request and kept (not merged again per request). */
 const mcpSdk = () => sdkImport ??= importMcpSdk()
 
-/** An MCP server with the key's tools; one per request (the transport is stateless). */
-function mcpServer({ Server, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }: Awaited<ReturnType<typeof mcpSdk>>, tools: Map<string, McpTool>, holder: string): Server {
+/**
+ * An MCP server with the key's tools; one per request (the transport is stateless). A call's error,
+ * answered inside the 200 as MCP does, is noted for the API log: `unknown_tool` for a tool the
+ * caller does not have, `tool_failed` for a tool that answered an error.
+ */
+function mcpServer({ Server, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }: Awaited<ReturnType<typeof mcpSdk>>, tools: Map<string, McpTool>, holder: string, noteError: (code: string) => void): Server {
   const server = new Server({ name: 'team-workspace', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...tools.values()].map(tool => tool.listed) }))
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = tools.get(request.params.name)
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `No tool named ${request.params.name.slice(0, 100)} for this ${holder} (its scopes decide the tools)`)
+    if (!tool) {
+      noteError('unknown_tool')
+      throw new McpError(ErrorCode.InvalidParams, `No tool named ${request.params.name.slice(0, 100)} for this ${holder} (its scopes decide the tools)`)
+    }
     const output = await tool.run(request.params.arguments ?? {})
-    return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output as Record<string, unknown>, isError: isToolFailure(output) }
+    const isError = isToolFailure(output)
+    if (isError) noteError('tool_failed')
+    return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output as Record<string, unknown>, isError }
   })
   return server
 }
@@ -119,7 +136,7 @@ function mcpServer({ Server, CallToolRequestSchema, ErrorCode, ListToolsRequestS
  */
 export async function handleMcpRequest(event: H3Event, caller: McpCaller, message: unknown): Promise<Response> {
   const sdk = await mcpSdk()
-  const server = mcpServer(sdk, await mcpTools(caller), caller.grant ? 'connection' : 'API key')
+  const server = mcpServer(sdk, await mcpTools(caller), caller.grant ? 'connection' : 'API key', code => noteApiErrorCode(event, code))
   const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   await server.connect(transport)
   try {

@@ -16,9 +16,16 @@ export function writableColumns(table: TableInfo): ColumnInfo[] {
   return table.columns.filter(column => !isSystemColumn(column.name))
 }
 
+/** A text as a sentence: ended with a full stop unless it ends as one. */
+const sentence = (text: string) => /[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`
+
+/** A column's description (the MCP tools' and the chat's input schemas): its comment and what it references, as sentences. */
 function describe(column: ColumnInfo, schema: z.ZodType): z.ZodType {
-  const hints = [column.comment, column.references && `references ${column.references.table}.${column.references.column}`]
-  const description = hints.filter(Boolean).join('; ')
+  const hints = [
+    column.comment && sentence(column.comment),
+    column.references && `References ${column.references.table}.${column.references.column}.`,
+  ]
+  const description = hints.filter(Boolean).join(' ')
   return description ? schema.describe(description) : schema
 }
 
@@ -145,7 +152,9 @@ async function selectSql(table: TableInfo, source: string, registry?: Map<string
 
 const tableSql = (table: TableInfo) => `public.${quoteIdent(table.name)}`
 
-const notFound = (table: TableInfo) => createError({ statusCode: 404, statusMessage: `No ${table.name} record with this id in the team` })
+/** The 404 of a record id the team has none of (a malformed id too: no record can have it). */
+export const recordNotFound = (table: Pick<TableInfo, 'name'>) => createError({ statusCode: 404, statusMessage: `No ${table.name} record with this id in the team` })
+const notFound = recordNotFound
 
 /** A check of a record's current state before it is written (If-Match); it throws to refuse. */
 export type RecordGuard = (current: DataRecord) => void

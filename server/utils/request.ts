@@ -56,7 +56,10 @@ export async function limitRequestBody(event: H3Event): Promise<void> {
   if (Number(length ?? 0) > maxBodyBytes) throw tooLarge()
   const chunked = /\bchunked\b/i.test(requestHeader(event, 'transfer-encoding') ?? '')
   if (!chunked && !Number(length)) return
+  // the public API's and the session routes' bodies are JSON (the sign-in form the browser posts
+  // itself goes to /auth/sign-in, and OAuth's forms to /oauth/…: neither is under /api)
   if (isPublicApiPath(event.path)) requireJsonContentType(event)
+  else if (event.path.startsWith('/api/')) requireJsonContentType(event, 'unsupported_media_type')
   // h3's readBody/readRawBody take a body already read from here
   // (Buffer.concat allocates a plain ArrayBuffer, never a shared one)
   event._requestBody = await readLimitedBody(event) as Uint8Array<ArrayBuffer>

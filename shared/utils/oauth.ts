@@ -2,12 +2,20 @@ import { z } from 'zod'
 import { can, tablePermission, type Role } from '../permissions'
 import { apiKeyAccessLevels, type ApiKeyAccess, type ApiKeyScopes } from './api-keys'
 
+const writeActions = ['create', 'update', 'delete'] as const
+
+/** The write actions a role may take on a table's records (a member: create and update; an admin: delete too). */
+export function roleWriteActions(role: Role | null | undefined, table: string): (typeof writeActions[number])[] {
+  return writeActions.filter(action => can(role, tablePermission(table, action)))
+}
+
 /**
- * The most a role may let an agent do with a table: `write` when the role may create, update and
- * delete its records (what a key's write scope gives the tools), else `read` when it may view them.
+ * The most a role may let an agent do with a table: `write` when the role may write its records
+ * at all (the grant's tools are then those of the actions the role may take, checked at each
+ * call), else `read` when it may view them.
  */
 export function roleTableAccess(role: Role | null | undefined, table: string): ApiKeyAccess | null {
-  if ((['create', 'update', 'delete'] as const).every(action => can(role, tablePermission(table, action)))) return 'write'
+  if (roleWriteActions(role, table).length) return 'write'
   return can(role, tablePermission(table, 'view')) ? 'read' : null
 }
 
@@ -26,6 +34,8 @@ export function capScopesByRole(scopes: ApiKeyScopes, role: Role | null | undefi
 export interface ConsentTable {
   name: string
   most: ApiKeyAccess
+  /** What writing means for this user here: the write actions the role allows. */
+  write_actions: ('create' | 'update' | 'delete')[]
 }
 
 /** An authorization request as the consent page shows it. */

@@ -1,18 +1,21 @@
 import { describe, expect, it } from 'vitest'
-import { capScopesByRole, roleTableAccess } from '#shared/utils/oauth'
+import { capScopesByRole, roleTableAccess, roleWriteActions } from '#shared/utils/oauth'
 import { redirectHost, redirectUriProblem, redirectUriRegistered } from '../../server/utils/oauth/redirect-uris'
 
 describe('what a role may grant an agent', () => {
-  it('gives owners and admins write (they may create, update and delete), members read', () => {
+  it('gives every role that may write write: owners and admins create, update and delete, members create and update', () => {
     expect(roleTableAccess('owner', 'tasks')).toBe('write')
     expect(roleTableAccess('admin', 'tasks')).toBe('write')
-    expect(roleTableAccess('member', 'tasks')).toBe('read')
+    expect(roleTableAccess('member', 'tasks')).toBe('write')
     expect(roleTableAccess(null, 'tasks')).toBeNull()
+    expect(roleWriteActions('admin', 'tasks')).toEqual(['create', 'update', 'delete'])
+    expect(roleWriteActions('member', 'tasks')).toEqual(['create', 'update'])
+    expect(roleWriteActions(null, 'tasks')).toEqual([])
   })
 
   it('caps a grant by the role it is verified with', () => {
     expect(capScopesByRole({ tasks: 'write', notes: 'read' }, 'admin')).toEqual({ tasks: 'write', notes: 'read' })
-    expect(capScopesByRole({ tasks: 'write', notes: 'read' }, 'member')).toEqual({ tasks: 'read', notes: 'read' })
+    expect(capScopesByRole({ tasks: 'write', notes: 'read' }, 'member')).toEqual({ tasks: 'write', notes: 'read' })
     expect(capScopesByRole({ tasks: 'write' }, null)).toEqual({})
   })
 })

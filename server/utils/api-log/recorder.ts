@@ -186,6 +186,12 @@ export function noteMcpCall(event: H3Event, message: unknown): void {
   if (call?.method === 'tools/call' && typeof call.params?.name === 'string') state.mcpTool = call.params.name.slice(0, 100)
 }
 
+/** The code of an error answered inside a 200 (an MCP tool's, a JSON-RPC error): the entry's error_code. */
+export function noteApiErrorCode(event: H3Event, code: string): void {
+  const state = event.context.apiRequest
+  if (state) state.errorCode ??= code
+}
+
 /** An error body with the request's id (`request_id`); its code becomes the entry's error_code. */
 export function withRequestId<T extends { code: string }>(event: H3Event, body: T): T & { request_id?: string } {
   const state = event.context.apiRequest

@@ -11,10 +11,12 @@ import { openEventStream, streamStart } from './sse'
 
 const typePattern = /^([a-z_][a-z0-9_]{0,62})\.(created|updated|deleted)$/
 
+const limitMessage = 'must be an integer from 1 to 100'
+
 export const FeedQuery = z.object({
   after: z.string().max(64).optional(),
   types: z.string().max(2000).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: z.coerce.number({ error: limitMessage }).int({ error: limitMessage }).min(1, { error: limitMessage }).max(100, { error: limitMessage }).default(50),
 })
 
 /** The event types asked for, each `<table>.created|updated|deleted` of a domain table; 400 naming the first that is not. */

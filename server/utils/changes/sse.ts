@@ -110,6 +110,9 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
   options.onOpen?.(reason => end(reason))
   // a stopping server ends its streams: the client reconnects with Last-Event-ID and misses nothing
   forget = endOnShutdown(() => end('The server is stopping; reconnect with Last-Event-ID'))
+  // what the replay hands out while the stream starts waits for the preamble (`retry:` and the
+  // opening comment), which goes first once the start is fixed
+  let waiting: string[] | undefined = []
   try {
     following = await follow({
       teamId: options.teamId,
@@ -117,7 +120,11 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
       tables: options.tables,
       types: options.types,
       accepts: options.accepts,
-      send: stored => write(sseMessage(stored.event, options.typed ?? true)),
+      send: (stored) => {
+        const message = sseMessage(stored.event, options.typed ?? true)
+        if (waiting) waiting.push(message)
+        else write(message)
+      },
     })
   }
   catch (error) {
@@ -130,6 +137,8 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
     return ended
   }
   write(`retry: 1000\n: connected\n\n`)
+  for (const message of waiting) write(message)
+  waiting = undefined
   timers.heartbeat = setInterval(() => write(': heartbeat\n\n'), heartbeatMs())
   return ended
 }

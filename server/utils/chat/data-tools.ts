@@ -34,11 +34,11 @@ export function writeToolDefinitions(tables: Map<string, TableInfo>, allows: (ta
     definitions.push({ name: writeToolName('create', table.name), action: 'create', table, description: `Create one ${table.name} record in the team.`, schema: recordSchemas(table).create })
   }
   for (const table of domain.filter(t => allows(t, 'update'))) {
-    const schema = recordSchemas(table).update.extend({ id: z.uuid().describe(`The id of the ${table.name} record to change`) })
+    const schema = recordSchemas(table).update.extend({ id: z.uuid().describe(`The id of the ${table.name} record to change.`) })
     definitions.push({ name: writeToolName('update', table.name), action: 'update', table, description: `Change columns of one ${table.name} record of the team, by id.`, schema })
   }
   for (const table of domain.filter(t => allows(t, 'delete'))) {
-    const schema = z.strictObject({ id: z.uuid().describe(`The id of the ${table.name} record to delete`) })
+    const schema = z.strictObject({ id: z.uuid().describe(`The id of the ${table.name} record to delete.`) })
     definitions.push({ name: writeToolName('delete', table.name), action: 'delete', table, description: `Delete one ${table.name} record of the team, by id.`, schema })
   }
   return definitions
@@ -89,7 +89,7 @@ export const queryDatabaseTool = {
   name: 'query_database',
   description: 'Run one read-only PostgreSQL SELECT over the team\'s tables and get the rows back. '
     + 'Only the current team\'s rows are visible; do not filter by team_id.',
-  schema: z.object({ sql: z.string().min(1).max(10_000).describe('One SELECT statement') }),
+  schema: z.object({ sql: z.string().min(1).max(10_000).describe('One SELECT statement.') }),
 }
 
 const maxResultChars = 50_000

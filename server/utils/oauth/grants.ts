@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { roleTableAccess, type ConsentAnswer, type ConsentDecisionBody, type ConsentRequest, type OAuthGrant } from '#shared/utils/oauth'
+import { roleTableAccess, roleWriteActions, type ConsentAnswer, type ConsentDecisionBody, type ConsentRequest, type OAuthGrant } from '#shared/utils/oauth'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import type { Role } from '#shared/permissions'
 import type { AuditedClient } from '../audited-client'
@@ -45,7 +45,7 @@ async function consentTeams(userId: string, mayWrite: boolean): Promise<ConsentR
     ...team,
     tables: tables.flatMap((name) => {
       const most = roleTableAccess(team.role, name)
-      return most ? [{ name, most: mayWrite ? most : 'read' as const }] : []
+      return most ? [{ name, most: mayWrite ? most : 'read' as const, write_actions: mayWrite ? roleWriteActions(team.role, name) : [] }] : []
     }),
   }))
 }

@@ -1,3 +1,4 @@
+import type { Role } from '#shared/permissions'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import { listen, notificationsHealthy, onReconnect } from '../notifications'
 
@@ -17,6 +18,8 @@ export interface CachedGrantToken {
   clientName: string
   teamId: string
   userId: string
+  /** The user's role in the team when verified (a change of it is notified, and forgets the token). */
+  role: Role
   /** The grant's scopes capped by the user's role when verified. */
   scopes: ApiKeyScopes
   /** When the token expires (ms since the epoch). */

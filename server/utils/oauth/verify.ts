@@ -16,6 +16,8 @@ export interface AuthenticatedGrant {
   clientName: string
   teamId: string
   userId: string
+  /** The user's role in the team now: the write tools are those of the actions it allows. */
+  role: Role
   /** The grant's per-table scopes, capped by what the user's role allows now. */
   scopes: ApiKeyScopes
 }
@@ -97,6 +99,7 @@ export async function authGrantToken(event: H3Event, token: string): Promise<Aut
       clientName: found.client_name,
       teamId: found.team_id,
       userId: found.user_id,
+      role: found.role,
       scopes: capScopesByRole(found.scopes, found.role),
       expiresAt: found.expires_at_ms,
       verifiedAt: Date.now(),
@@ -112,6 +115,7 @@ export async function authGrantToken(event: H3Event, token: string): Promise<Aut
     clientName: cached.clientName,
     teamId: cached.teamId,
     userId: cached.userId,
+    role: cached.role,
     scopes: cached.scopes,
   }
   // for whatever records the request (the API log): the grant it was made with

@@ -1,9 +1,10 @@
 import type { H3Event } from 'h3'
 import { z } from 'zod'
-import { tableNamePattern } from '#shared/utils/patterns'
+import { tableNamePattern, uuidPattern } from '#shared/utils/patterns'
 import { scopeAllows, type ApiKeyAccess } from '#shared/utils/api-keys'
 import type { AuthenticatedKey } from '../api-keys'
 import type { AuditedClient } from '../audited-client'
+import { recordNotFound } from '../records'
 import type { TableInfo } from '../table-registry'
 import { requestHeader } from '../request'
 import { apiError } from './errors'
@@ -14,14 +15,15 @@ export function isPublicApiPath(path: string): boolean {
 }
 
 /**
- * A body of the public API is JSON: a request with a body and another Content-Type is a 415 naming
- * the type expected, before anything reads it (a body without a Content-Type is read as JSON).
+ * A body of the public API (and of the session routes) is JSON: a request with a body and another
+ * Content-Type is a 415 naming the type expected, before anything reads it (a body without a
+ * Content-Type is read as JSON). `code`: PostgREST's by default, the session routes' own.
  */
-export function requireJsonContentType(event: H3Event): void {
+export function requireJsonContentType(event: H3Event, code = 'PGRST107'): void {
   const type = requestHeader(event, 'content-type')?.split(';')[0]?.trim().toLowerCase()
   if (!type || type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type)) return
   throw apiError(415, `Content-Type ${type.slice(0, 100)} is not supported: send the body as JSON with Content-Type: application/json`, {
-    code: 'PGRST107', hint: 'Set the header Content-Type: application/json',
+    code, hint: 'Set the header Content-Type: application/json',
   })
 }
 
@@ -53,7 +55,9 @@ export async function authApiTable(event: H3Event, needed: ApiKeyAccess): Promis
 
 /** The record id in the `id` path parameter; a malformed id is a 404 (the record cannot exist). */
 export function requireRecordId(event: H3Event, table: TableInfo): string {
-  return requireIdParam(event, 'id', `${table.name} record`)
+  const value = getRouterParam(event, 'id')
+  if (!value || !uuidPattern.test(value)) throw recordNotFound(table)
+  return value.toLowerCase()
 }
 
 /** The public origin of links in answers: `BASE_URL`, else the request's own origin. */
