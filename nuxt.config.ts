@@ -80,18 +80,29 @@ export default defineNuxtConfig({
         externals?: { traceInclude?: string[] }
         compressPublicAssets?: boolean | { gzip?: boolean, brotli?: boolean }
         experimental?: { websocket?: boolean }
+        modules?: unknown[]
       }
       const existing = nitroConfig.errorHandler
       nitroConfig.errorHandler = ['~~/server/error', ...(Array.isArray(existing) ? existing : existing ? [existing] : [])]
       // migrations and seed are bundled with the server, which applies them at start
       nitroConfig.serverAssets = [...(nitroConfig.serverAssets ?? []), { baseName: 'supabase', dir: '../supabase' }]
-      // the docs are served as pages (/docs/agents, /docs/api: server/routes/docs/[page].get.ts)
+      // the docs are served as pages (/docs/agents, /docs/api: server/api/docs/[page].get.ts and app/pages/docs)
       nitroConfig.serverAssets.push({ baseName: 'docs', dir: '../docs' })
       // the client's files are stored gzip- and brotli-compressed beside the originals, and served
       // compressed to browsers that accept it (the entry chunk is about a quarter of its size)
       nitroConfig.compressPublicAssets = { gzip: true, brotli: true }
       // WebSocket routes (crossws): supabase-js's realtime socket, server/routes/realtime/v1/websocket.ts
       nitroConfig.experimental = { ...nitroConfig.experimental, websocket: true }
+      // Handlers auto-import from server/utils' root files and from each folder's public face
+      // (server/utils/<folder>/index.ts) only; Nitro would scan every file below server/utils. A Nitro
+      // module runs after Nitro has added its default, and before the auto-imports are scanned.
+      nitroConfig.modules = [...(nitroConfig.modules ?? []), (nitro: { options: { imports: false | { dirs?: string[] } } }) => {
+        const imports = nitro.options.imports
+        if (!imports) return
+        imports.dirs = (imports.dirs ?? []).flatMap(dir => /[/\\]server[/\\]utils[/\\]\*\*[/\\]\*$/.test(dir)
+          ? [dir.replace(/\*\*[/\\]\*$/, '*.ts'), dir.replace(/\*\*[/\\]\*$/, '*/index.ts')]
+          : [dir])
+      }]
       if (buildRoot) nitroConfig.output = { ...nitroConfig.output, dir: `${buildRoot}/output` }
       // the chat's SQL parser loads its .wasm from beside its script, which file tracing cannot see
       nitroConfig.externals = {

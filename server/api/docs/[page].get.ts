@@ -1,6 +1,6 @@
 import { Marked } from 'marked'
 import type { DocsPage } from '#shared/types/api'
-import { openApiDocument } from '~~/server/utils/openapi'
+import { openApiDocument } from '~~/server/utils/public-api/openapi'
 
 // GET /api/docs/{page}: a page of the project's docs (docs/*.md, bundled as server assets) as HTML,
 // for the documentation pages (/docs/agents, /docs/api), so that the links the app hands out

@@ -2,8 +2,9 @@
 // their credential (a body too large, a method the path does not take, headers too large): a team
 // API key (known to this instance, or by its hash) or an OAuth access token (by its hash). Revoked
 // and expired ones are found too: their requests are their team's as well.
-import { hashApiKey } from '../api-keys'
-import { cachedApiKey, revokedKeyOf } from '../key-cache'
+import { hashApiKey } from '../credentials/api-keys'
+import { cachedApiKey, revokedKeyOf } from '../credentials/key-cache'
+import { useDb } from '../db/database'
 import { accessTokenPrefix, hashSecret } from '../oauth/config'
 import type { ApiLogCredential } from './recorder'
 

@@ -13,11 +13,13 @@ import { scopeAllows } from '#shared/utils/api-keys'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import { can, tablePermission, type Role } from '#shared/permissions'
 import type { WriteAction } from '#shared/types/chat'
-import type { AuthenticatedKey } from './api-keys'
-import type { AuthenticatedGrant } from './oauth/verify'
-import { noteApiErrorCode } from './api-log/recorder'
-import { createAuditedClient } from './audited-client'
-import { queryDatabase, queryDatabaseTool, runWriteTool, toolInputJsonSchema, writeToolDefinitions } from './chat/data-tools'
+import type { AuthenticatedKey } from '../credentials/api-keys'
+import type { AuthenticatedGrant } from '../oauth/verify'
+import { noteApiErrorCode } from '../api-log/recorder'
+import { createAuditedClient } from '../db/audited-client'
+import { queryDatabase, queryDatabaseTool, runWriteTool, toolInputJsonSchema, writeToolDefinitions } from '../chat/data-tools'
+import { domainTables } from '../records/table-registry'
+import { useDb } from '../db/database'
 
 /** One tool as an MCP client lists it, and how it runs. */
 interface McpTool {

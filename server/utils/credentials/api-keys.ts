@@ -2,13 +2,16 @@ import { hash, randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { z } from 'zod'
 import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody, type RevokedApiKey, type UpdateApiKeyBody } from '#shared/utils/api-keys'
-import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
-import type { Database, Queryable } from './db-drivers'
+import { createAuditedClient, requireActor, type AuditedClient } from '../db/audited-client'
+import type { Database, Queryable } from '../db/db-drivers'
 import { cachedApiKey, forgetApiKey, keyCacheGeneration, listenForKeyChanges, rememberApiKey, rememberRevoked, revokedKeyOf } from './key-cache'
-import { noteApiCredential, noteUnknownApiCredential, sentCredential } from './api-log/recorder'
-import { defineCounter } from './metrics'
+import { noteApiCredential, noteUnknownApiCredential, sentCredential } from '../api-log/recorder'
+import { defineCounter } from '../metrics'
 import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-limits'
-import { disableEndpointsOfKey } from './webhooks-endpoints'
+import { disableEndpointsOfKey } from '../webhooks/webhooks-endpoints'
+import { domainTables } from '../records/table-registry'
+import { requestHeader } from '../request'
+import { useDb } from '../db/database'
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
 export function hashApiKey(rawKey: string): string {
@@ -210,9 +213,9 @@ export const conflictingCredentials = 'The Authorization header and the apikey h
 /**
  * Authenticates a public API request by its bearer key: 401 when the header is missing or
  * malformed, or the key is unknown, revoked or expired; 429 over the key's rate limit. A key this
- * instance has verified is served from memory (server/utils/key-cache.ts says for how long), its
+ * instance has verified is served from memory (server/utils/credentials/key-cache.ts says for how long), its
  * expiry checked against the clock; its request is counted from the key's leased block
- * (server/utils/rate-limits.ts). Returns the key and an audited client (source `api`, actor the
+ * (server/utils/credentials/rate-limits.ts). Returns the key and an audited client (source `api`, actor the
  * key's creator, team the key's team).
  */
 export async function authApiKey(event: H3Event): Promise<{ apiKey: AuthenticatedKey, client: AuditedClient }> {

@@ -2,7 +2,10 @@ import type { H3Event } from 'h3'
 import type { User } from '#auth-utils'
 import { can, type Permission, type Role } from '#shared/permissions'
 import type { Team } from '#shared/types/api'
-import { createAuditedClient, type AuditedClient } from './audited-client'
+import { createAuditedClient, type AuditedClient } from '../db/audited-client'
+import { isSessionLive } from './sessions'
+import { useDb } from '../db/database'
+import { requireIdParam } from '../validation'
 
 export interface TeamContext {
   user: User
