@@ -102,7 +102,7 @@ describe('tools by scope', () => {
     const properties = createTasks.inputSchema.properties as Record<string, { enum?: string[], description?: string, anyOf?: unknown[] }>
     expect(properties.status!.enum).toEqual(['todo', 'in_progress', 'done'])
     expect(properties.project_id!.anyOf).toEqual([expect.objectContaining({ type: 'string', format: 'uuid' }), { type: 'null' }])
-    expect(properties.project_id!.description).toMatch(/references projects\.id/)
+    expect(properties.project_id!.description).toMatch(/ References projects\.id\.$/)
     expect(createTasks.inputSchema.required).toEqual(['title'])
   })
 
