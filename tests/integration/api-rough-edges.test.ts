@@ -101,8 +101,11 @@ describe('a resumed event stream', () => {
     const key = await keyClientFor(app, fx, 'Resumer')
     const first = await key.post('/api/v1/tasks', { title: 'Missed 1' })
     await key.post('/api/v1/tasks', { title: 'Missed 2' })
-    const feed = await key.get('/api/v1/events?after=0&limit=100')
-    const missed1 = feed.body.find((event: { data: { id: string } }) => event.data.id === first.body.id)
+    // the feed shows an event once every transaction before it has committed
+    const missed1 = await waitFor('the first event in the feed', async () => {
+      const feed = await key.get('/api/v1/events?after=0&limit=100')
+      return feed.body.find((event: { data: { id: string } }) => event.data.id === first.body.id)
+    })
     const stream = openEventStream(`${app.url}/api/v1/events/stream`, key.key, ['tasks.created'], { 'last-event-id': missed1.id })
     streams.push(stream)
     await waitFor('the replayed event', () => stream.messages.length >= 1)

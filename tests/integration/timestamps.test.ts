@@ -61,10 +61,13 @@ describe('one timestamp form', () => {
     expectOneForm('webhook payloads', received.map(r => r.payload), 8)
     expect(received.find(r => r.payload!.type === 'tasks.updated')!.payload!.data.previous).toBeDefined()
 
-    const feed = await api.get('/api/v1/events?limit=100')
-    expect(feed.status).toBe(200)
-    expect(feed.body.events?.length ?? feed.body.length).toBeGreaterThanOrEqual(4)
-    expectOneForm('change feed', feed.body, 8)
+    // the feed shows an event once every transaction before it has committed
+    const feed = await waitFor('the four events in the change feed', async () => {
+      const answer = await api.get('/api/v1/events?after=0&limit=100')
+      expect(answer.status).toBe(200)
+      return answer.body.length >= 4 ? answer.body : undefined
+    })
+    expectOneForm('change feed', feed, 8)
 
     const activity = await fx.owner.get(`/api/teams/${fx.teamId}/activity?limit=50`)
     expect(activity.status).toBe(200)
