@@ -6,7 +6,7 @@ import type { Queryable } from '../db/db-drivers'
 import { requireActor, requireTeam, type AuditedClient } from '../db/audited-client'
 import { webhookUrlProblem } from '../url-guard'
 import { ensureWebhookSecret } from '../webhooks/webhooks'
-import { webhookSettings } from '../webhooks/webhooks-worker'
+import { webhookSettings } from '../webhooks/delivery-settings'
 
 const teamColumns = 'id, name, webhook_url, activity_retention_days, api_log_retention_days, created_at'
 

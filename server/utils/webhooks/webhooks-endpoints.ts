@@ -6,7 +6,7 @@ import type { Database, Queryable } from '../db/db-drivers'
 import { domainTables } from '../records/table-registry'
 import { webhookUrlProblem } from '../url-guard'
 import { ensureWebhookSecret } from './webhooks'
-import { webhookSettings } from './webhooks-worker'
+import { webhookSettings } from './delivery-settings'
 
 export interface EndpointInput {
   url?: string
