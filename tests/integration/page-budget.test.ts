@@ -15,9 +15,9 @@ import { startScriptedModel, type ScriptedModelServer } from '../support/openai-
 // this guards what `npm run bench:pages` measures with Lighthouse.
 
 const budgetKiB = 250
-// Pages still above the budget, held where they are so that they cannot grow: a key's pages load
-// the API log's table and filters with the form library of the key's access (to bring down)
-const heldKiB: Record<string, number> = {}
+// Pages still above the budget, held where they are so that they cannot grow (to bring down: the
+// keys' table and a key's API log load the form library through the shared key helpers)
+const heldKiB: Record<string, number> = { '/app/settings/api-keys': 260, '/app/settings/api-keys/{id}': 265 }
 
 let app: TestApp
 let model: ScriptedModelServer
@@ -81,11 +81,10 @@ async function scriptsOf(path: string, cookie: string): Promise<Set<string>> {
 
 describe('the scripts of a first visit', () => {
   it(`stay within ${budgetKiB} KiB compressed on every page`, async () => {
-    const sizes: { path: string, scripts: number, kib: number }[] = []
-    for (const [path, cookie] of Object.entries(pages)) {
-      const files = await scriptsOf(path, cookie)
-      sizes.push({ path, scripts: files.size, kib: Math.round([...files].reduce((sum, file) => sum + compressedSize(file), 0) / 1024) })
-    }
+    // every page first, then the (slow) compression: a connection left idle meanwhile would be closed under the next request
+    const visits: [string, Set<string>][] = []
+    for (const [path, cookie] of Object.entries(pages)) visits.push([path, await scriptsOf(path, cookie)])
+    const sizes = visits.map(([path, files]) => ({ path, scripts: files.size, kib: Math.round([...files].reduce((sum, file) => sum + compressedSize(file), 0) / 1024) }))
     console.info(sizes.map(({ path, scripts, kib }) => `${path}: ${kib} KiB in ${scripts} scripts`).join('\n'))
     // the entry alone is tens of kilobytes: a count that found no files would pass for the wrong reason
     expect(Math.min(...sizes.map(size => size.kib))).toBeGreaterThan(50)
