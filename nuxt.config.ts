@@ -67,6 +67,25 @@ export default defineNuxtConfig({
 
   compatibilityDate: '2025-07-15',
 
+  vite: {
+    build: {
+      rollupOptions: {
+        output: {
+          // (the client's; Nuxt leaves the server's chunks alone)
+          manualChunks(id) {
+            // The UI kit's primitives that the sidebar's menus, tooltips and drawer use on every
+            // page in one chunk, instead of some thirty files of a few hundred bytes that a page
+            // fetched one by one; Vue in a chunk of its own that both import, so that the kit
+            // never imports the entry (which imports the kit: the toasts).
+            if (/\/node_modules\/(@vue|vue|vue-router)\//.test(id)) return 'vue'
+            if (/\/node_modules\/(@floating-ui|aria-hidden)\//.test(id)) return 'ui-kit'
+            if (/\/node_modules\/reka-ui\/dist\/(shared|utils|composables|Primitive|Presence|VisuallyHidden|Collection|FocusScope|DismissableLayer|Popper|Teleport|ConfigProvider|RovingFocus|Menu|DropdownMenu|Tooltip|Toast|Dialog|Avatar|Separator|Label|Collapsible)\//.test(id)) return 'ui-kit'
+          },
+        },
+      },
+    },
+  },
+
   ...(buildRoot ? { buildDir: `${buildRoot}/nuxt` } : {}),
 
   hooks: {

@@ -102,4 +102,30 @@ describe('compressed answers', () => {
     expect(missing.status).toBe(404)
     expect(JSON.parse(missing.body.toString('utf8')).error).toMatch(/no_such_table/)
   })
+  it('compresses the server-rendered pages when asked, signed in and out, and leaves clients that do not ask alone', async () => {
+    const owner = await signUp(app)
+    await createTeam(owner, 'Rendered Team')
+    for (const [path, cookie] of [['/login', ''], ['/app/settings/members', owner.cookie]] as const) {
+      const headers: Record<string, string> = cookie ? { cookie } : {}
+      const plain = await rawGet(path, headers)
+      expect(plain.status).toBe(200)
+      expect(plain.headers['content-type']).toMatch(/text\/html/)
+      expect(plain.headers['content-encoding']).toBeUndefined()
+      const html = plain.body.toString('utf8')
+      expect(html).toMatch(/^<!DOCTYPE html>/i)
+
+      const br = await rawGet(path, { ...headers, 'accept-encoding': 'gzip, deflate, br' })
+      expect(br.status).toBe(200)
+      expect(br.headers['content-encoding']).toBe('br')
+      expect(br.headers.vary).toMatch(/accept-encoding/i)
+      const unpacked = brotliDecompressSync(br.body).toString('utf8')
+      expect(unpacked).toMatch(/^<!DOCTYPE html>/i)
+      expect(unpacked).toContain(cookie ? 'Rendered Team' : 'Sign in')
+      expect(br.body.length).toBeLessThan(Buffer.byteLength(unpacked) / 3)
+
+      const gz = await rawGet(path, { ...headers, 'accept-encoding': 'gzip' })
+      expect(gz.headers['content-encoding']).toBe('gzip')
+      expect(gunzipSync(gz.body).toString('utf8')).toMatch(/^<!DOCTYPE html>/i)
+    }
+  })
 })
