@@ -1,9 +1,9 @@
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import { capScopesByRole } from '#shared/utils/oauth'
 import type { Role } from '#shared/permissions'
-import type { Database } from '../db-drivers'
+import type { Database } from '../db/db-drivers'
 import { defineCounter } from '../metrics'
-import { listen, notificationsHealthy, onReconnect } from '../notifications'
+import { listen, notificationsHealthy, onReconnect } from '../db/notifications'
 
 /**
  * The one credential pipeline: a team API key (on /api/v1, /rest/v1, /mcp, the event stream or the

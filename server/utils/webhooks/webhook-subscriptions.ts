@@ -3,8 +3,11 @@
 import type { H3Event } from 'h3'
 import type { WebhookEndpoint } from '#shared/types/webhooks'
 import { webhooksScope, webhooksScopeAllows, type ApiKeyAccess } from '#shared/utils/api-keys'
-import type { AuthenticatedKey } from './api-keys'
-import type { AuditedClient } from './audited-client'
+import type { AuthenticatedKey } from '../credentials/api-keys'
+import type { AuditedClient } from '../db/audited-client'
+import { authApiKey } from '../credentials/api-keys'
+import { createWebhookEndpoint } from './webhooks-endpoints'
+import { getWebhookSecret } from './webhooks'
 
 /**
  * Authenticates the bearer key (401) and checks that its own `webhooks` scope gives it `needed`

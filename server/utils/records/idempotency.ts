@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
+import { requestHeader } from '../request'
+import { useDb } from '../db/database'
 
 // How long a claim without an answer holds before another request may take it over.
 const abandonedAfterSeconds = 60

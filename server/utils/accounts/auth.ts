@@ -2,8 +2,11 @@ import type { H3Event } from 'h3'
 import type { User } from '#auth-utils'
 import { can, type Permission, type Role } from '#shared/permissions'
 import type { Team } from '#shared/types/api'
-import { createAuditedClient, type AuditedClient } from './audited-client'
-import { isTwoFactorBlocked, twoFactorBlockedFromSql, twoFactorRequired } from './credentials/principal'
+import { createAuditedClient, type AuditedClient } from '../db/audited-client'
+import { isSessionLive } from './sessions'
+import { useDb } from '../db/database'
+import { requireIdParam } from '../validation'
+import { isTwoFactorBlocked, twoFactorBlockedFromSql, twoFactorRequired } from '../credentials/principal'
 
 export interface TeamContext {
   user: User

@@ -1,4 +1,5 @@
-import type { Queryable } from './db-drivers'
+import type { Queryable } from '../db/db-drivers'
+import { useDb } from '../db/database'
 
 /** One column of a table, as the catalog describes it. */
 export interface ColumnInfo {

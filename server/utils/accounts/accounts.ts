@@ -1,10 +1,12 @@
 import type { User } from '#auth-utils'
 import type { H3Event } from 'h3'
-import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
-import { isUniqueViolation, type Database } from './db-drivers'
+import { createAuditedClient, requireActor, type AuditedClient } from '../db/audited-client'
+import { isUniqueViolation, type Database } from '../db/db-drivers'
 import { endUserSessions, startSession } from './sessions'
-import { parseInput } from './validation'
+import { parseInput } from '../validation'
 import type { TeamSummary } from '#shared/types/api'
+import { LoginBody } from '#shared/utils/schemas'
+import { useDb } from '../db/database'
 
 const loginWindowMinutes = 15
 const maxLoginAttempts = 10

@@ -1,7 +1,7 @@
 // The webhook outbox on prom-client's default registry: queue depth and oldest pending age (read from
 // the database when scraped) and the delay from an event's commit to its delivery.
 import { Gauge, Histogram, register } from 'prom-client'
-import type { Queryable } from './db-drivers'
+import type { Queryable } from '../db/db-drivers'
 
 export interface WebhookMetrics {
   /** Seconds from the write that queued a delivery to the receiver's 2xx answer, per successful attempt. */

@@ -1,8 +1,8 @@
 // The outbox: queues webhook events in the caller's transaction and manages secrets and deliveries.
 import { randomBytes } from 'node:crypto'
 import type { WebhookDelivery } from '#shared/types/webhooks'
-import type { AuditedClient } from './audited-client'
-import type { Queryable } from './db-drivers'
+import type { AuditedClient } from '../db/audited-client'
+import type { Queryable } from '../db/db-drivers'
 
 export type WebhookEvent = 'invitation.created' | 'invitation.accepted' | 'invitation.revoked' | 'webhook.test'
 

@@ -3,9 +3,9 @@ import { createHmac, randomUUID } from 'node:crypto'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { urlToHttpOptions } from 'node:url'
-import type { Database } from './db-drivers'
-import { guardedAgents, isPrivateLiteral, privateNetworksAllowed, type GuardedAgents } from './url-guard'
-import { setting } from './settings'
+import type { Database } from '../db/db-drivers'
+import { guardedAgents, isPrivateLiteral, privateNetworksAllowed, type GuardedAgents } from '../url-guard'
+import { setting } from '../settings'
 import { webhookMetrics } from './webhook-metrics'
 
 export interface WebhookSettings {

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
-import type { Database, Queryable } from './db-drivers'
-import { defineCounter } from './metrics'
+import type { Database, Queryable } from '../db/db-drivers'
+import { defineCounter } from '../metrics'
+import { setting } from '../settings'
 
 let rateLimit: { limit: number, windowSeconds: number } | undefined
 

@@ -11,10 +11,12 @@ import type { H3Event } from 'h3'
 import { isToolFailure } from '#shared/utils/chat-tools'
 import { scopeAllows } from '#shared/utils/api-keys'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
-import type { AuthenticatedKey } from './api-keys'
-import type { AuthenticatedGrant } from './oauth/verify'
-import { createAuditedClient } from './audited-client'
-import { queryDatabase, queryDatabaseTool, runWriteTool, toolInputJsonSchema, writeToolDefinitions } from './chat/data-tools'
+import type { AuthenticatedKey } from '../credentials/api-keys'
+import type { AuthenticatedGrant } from '../oauth/verify'
+import { createAuditedClient } from '../db/audited-client'
+import { queryDatabase, queryDatabaseTool, runWriteTool, toolInputJsonSchema, writeToolDefinitions } from '../chat/data-tools'
+import { domainTables } from '../records/table-registry'
+import { useDb } from '../db/database'
 
 /** One tool as an MCP client lists it, and how it runs. */
 interface McpTool {

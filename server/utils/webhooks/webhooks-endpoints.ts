@@ -1,10 +1,10 @@
 // A team's webhook endpoints: receivers with event filters, their test events, recovery and auto-disable.
 import type { WebhookEndpoint } from '#shared/types/webhooks'
 import { webhookEventTypes } from '#shared/utils/webhook-events'
-import type { AuditedClient } from './audited-client'
-import type { Database, Queryable } from './db-drivers'
-import { domainTables } from './table-registry'
-import { webhookUrlProblem } from './url-guard'
+import type { AuditedClient } from '../db/audited-client'
+import type { Database, Queryable } from '../db/db-drivers'
+import { domainTables } from '../records/table-registry'
+import { webhookUrlProblem } from '../url-guard'
 import { ensureWebhookSecret } from './webhooks'
 import { webhookSettings } from './webhooks-worker'
 

@@ -1,10 +1,10 @@
 import { z } from 'zod'
-import { requireActor, requireTeam, type AuditedClient } from './audited-client'
-import type { Queryable } from './db-drivers'
-import { quoteIdent, systemColumns, type ColumnInfo, type TableInfo } from './table-registry'
+import { requireActor, requireTeam, type AuditedClient } from '../db/audited-client'
+import type { Queryable } from '../db/db-drivers'
+import { quoteIdent, systemColumns, type ColumnInfo, type TableInfo, useTableRegistry } from './table-registry'
 import { columnValueType } from './column-types'
 import { problemCodes, ruleInWords, singleCheckInWords, typeInWords } from './column-rules'
-import { rejectUnstorable, validationError } from './validation'
+import { rejectUnstorable, validationError } from '../validation'
 import type { DataRecord } from '#shared/types/data'
 
 type Schemas = { create: z.ZodObject, update: z.ZodObject }

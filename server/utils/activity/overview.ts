@@ -1,7 +1,8 @@
 import { can, tablePermission, type Role } from '#shared/permissions'
 import type { Overview } from '#shared/types/data'
-import type { AuditedClient } from './audited-client'
-import { quoteIdent } from './table-registry'
+import type { AuditedClient } from '../db/audited-client'
+import { quoteIdent, domainTables } from '../records/table-registry'
+import { listActivity } from './activity-log'
 
 const chartDays = 14
 const latestCount = 8

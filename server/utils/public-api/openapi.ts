@@ -2,9 +2,9 @@ import { z } from 'zod'
 import { PageQuery } from '#shared/utils/patterns'
 import { scopeAllows, webhooksScopeAllows, type ApiKeyScopes } from '#shared/utils/api-keys'
 import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody } from '#shared/utils/schemas'
-import { joinedNames, recordSchemas } from './records'
-import type { ColumnInfo, TableInfo } from './table-registry'
-import { columnValueType, type JsonSchema } from './column-types'
+import { joinedNames, recordSchemas } from '../records/records'
+import type { ColumnInfo, TableInfo } from '../records/table-registry'
+import { columnValueType, type JsonSchema } from '../records/column-types'
 
 /** The JSON Schema of a column's value in an answer. */
 export function columnSchema(column: ColumnInfo): JsonSchema {

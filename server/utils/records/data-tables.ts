@@ -1,10 +1,13 @@
 import type { H3Event } from 'h3'
 import { can, crudActions, tablePermission, type CrudAction, type Role } from '#shared/permissions'
 import type { DataColumn, DataTable } from '#shared/types/data'
-import type { TeamContext } from './auth'
-import { columnSchema } from './openapi'
+import type { TeamContext } from '../accounts/auth'
+import { columnSchema } from '../public-api/openapi'
 import { joinedNames, recordSchemas, writableColumns } from './records'
 import type { TableInfo } from './table-registry'
+import { useTableRegistry, domainTables } from './table-registry'
+import { authUser } from '../accounts/auth'
+import { requireDomainTable } from '../public-api/routes'
 
 /** The column that names a record of the table: `name`, else `title`. */
 export function titleColumn(table: TableInfo): string | null {

@@ -1,5 +1,7 @@
 import pg from 'pg'
-import { defineCounter } from './metrics'
+import { defineCounter } from '../metrics'
+import { setting } from '../settings'
+import { useDb } from './database'
 
 /**
  * One LISTEN connection per process. On Postgres it is a dedicated client on the direct connection

@@ -2,11 +2,11 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } f
 import type { H3Event } from 'h3'
 import type { Role } from '#shared/permissions'
 import type { CreatedInvitation, InvitationPreview, PendingInvitation } from '#shared/types/invitations'
-import { requireActor, requireTeam, type AuditedClient } from './audited-client'
-import type { Database, Queryable } from './db-drivers'
-import { isUniqueViolation } from './db-drivers'
-import { setting } from './settings'
-import { fireWebhook } from './webhooks'
+import { requireActor, requireTeam, type AuditedClient } from '../db/audited-client'
+import type { Database, Queryable } from '../db/db-drivers'
+import { isUniqueViolation } from '../db/db-drivers'
+import { setting } from '../settings'
+import { fireWebhook } from '../webhooks/webhooks'
 
 const tokenPattern = /^[\w-]{43}$/
 

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
 import type { User, UserSession } from '#auth-utils'
-import type { Queryable } from './db-drivers'
+import type { Queryable } from '../db/db-drivers'
+import { useDb } from '../db/database'
 
 /** Starts a server-side session for the user and seals its id into the session cookie. */
 export async function startSession(event: H3Event, user: User, currentTeamId: string | null): Promise<void> {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import { createDatabase, type Database } from './db-drivers'
 import { readMigrationFolder, runMigrations, type Migration } from './migrations'
+import { setting } from '../settings'
 
 let ready: Promise<Database> | undefined
 

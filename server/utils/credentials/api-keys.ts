@@ -2,12 +2,15 @@ import { hash, randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { z } from 'zod'
 import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody, type RevokedApiKey, type UpdateApiKeyBody } from '#shared/utils/api-keys'
-import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
-import type { Database, Queryable } from './db-drivers'
-import { forgetCredential, resolveApiKey } from './credentials/principal'
-import { noteApiCredential } from './api-log/recorder'
+import { createAuditedClient, requireActor, type AuditedClient } from '../db/audited-client'
+import type { Database, Queryable } from '../db/db-drivers'
+import { forgetCredential, resolveApiKey } from './principal'
+import { noteApiCredential } from '../api-log/recorder'
 import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-limits'
-import { disableEndpointsOfKey } from './webhooks-endpoints'
+import { disableEndpointsOfKey } from '../webhooks/webhooks-endpoints'
+import { domainTables } from '../records/table-registry'
+import { requestHeader } from '../request'
+import { useDb } from '../db/database'
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
 export function hashApiKey(rawKey: string): string {
@@ -194,7 +197,7 @@ const unauthorized = (message: string, code?: string) => createError({ statusCod
  * two-factor policy (`code: "two_factor_required"`); 429 over the key's rate limit. The key becomes
  * a principal in the credential pipeline (server/utils/credentials/principal.ts, which says how
  * long it is served from memory); its request is counted from the key's leased block
- * (server/utils/rate-limits.ts). Returns the key and an audited client (source `api`, actor the
+ * (server/utils/credentials/rate-limits.ts). Returns the key and an audited client (source `api`, actor the
  * key's creator, team the key's team).
  */
 export async function authApiKey(event: H3Event): Promise<{ apiKey: AuthenticatedKey, client: AuditedClient }> {

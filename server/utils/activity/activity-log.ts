@@ -2,9 +2,9 @@ import type { z } from 'zod'
 import type { ActivityEntry, ActivityPage } from '#shared/types/api'
 import { uuidPattern } from '#shared/utils/patterns'
 import type { ActivityExportQuery, ActivityFilters, ActivityQuery } from '#shared/utils/schemas'
-import { requireTeam, type AuditedClient } from './audited-client'
-import type { Database } from './db-drivers'
-import { quoteIdent } from './table-registry'
+import { requireTeam, type AuditedClient } from '../db/audited-client'
+import type { Database } from '../db/db-drivers'
+import { quoteIdent, useTableRegistry } from '../records/table-registry'
 
 /** The filters of a request, plus `tables`: only entries of these tables (for callers who may see only some). */
 type Filters = z.output<typeof ActivityFilters> & { tables?: string[] }
