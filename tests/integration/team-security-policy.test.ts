@@ -57,8 +57,8 @@ async function keyDoors(key: KeyClient) {
   const rest = await key.get('/rest/v1/tasks')
   const mcp = await mcpPost(key.key)
   const stream = await streamHead(key.key)
-  const streamBody = stream.status === 200 ? null : await stream.json()
-  await stream.body?.cancel()
+  // an open stream is closed here; a refusal is read whole
+  const streamBody = stream.status === 200 ? await stream.body?.cancel() : await stream.json()
   return {
     v1: [v1.status, v1.body?.code],
     rest: [rest.status, rest.body?.code],
