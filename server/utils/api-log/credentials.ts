@@ -3,7 +3,7 @@
 // API key (known to this instance, or by its hash) or an OAuth access token (by its hash). Revoked
 // and expired ones are found too: their requests are their team's as well.
 import { hashApiKey } from '../credentials/api-keys'
-import { cachedApiKey, revokedKeyOf } from '../credentials/key-cache'
+import { knownCredentialOf } from '../credentials/principal'
 import { useDb } from '../db/database'
 import { accessTokenPrefix, hashSecret } from '../oauth/config'
 import type { ApiLogCredential } from './recorder'
@@ -19,7 +19,7 @@ export async function credentialOfToken(token: string): Promise<ApiLogCredential
     return rows[0] && { teamId: rows[0].team_id, grantId: rows[0].grant_id }
   }
   const hash = hashApiKey(token)
-  const known = cachedApiKey(hash) ?? revokedKeyOf(hash)
+  const known = knownCredentialOf('key', hash)
   if (known) return { teamId: known.team_id, apiKeyId: known.id }
   const { rows } = await db.query<{ id: string, team_id: string }>('select id, team_id from public.api_keys where key_hash = $1', [hash])
   return rows[0] && { teamId: rows[0].team_id, apiKeyId: rows[0].id }

@@ -1,7 +1,7 @@
 // The live pages' door: a signed-in member's event stream of their team
 // (GET /api/teams/{teamId}/events/stream), the events of the tables their role may view, as plain
 // messages (no `event:` line) so that the page's EventSource gets each one in onmessage. A
-// member's streams end when they leave the team (checked every few seconds for every open stream
+// member's streams end when they leave the team or the team's two-factor policy refuses them (checked every few seconds for every open stream
 // of the instance, in one statement).
 import type { H3Event } from 'h3'
 import { can, tablePermission } from '#shared/permissions'
@@ -9,6 +9,7 @@ import type { TeamContext } from '../accounts/auth'
 import { openEventStream, streamStart } from './sse'
 import { useDb } from '../db/database'
 import { domainTables } from '../records/table-registry'
+import { twoFactorBlockedFromSql, twoFactorRequired } from '../credentials/principal'
 
 const membershipSweepMs = 5_000
 /** The open streams' ends, by "team:user". */
@@ -19,15 +20,19 @@ async function sweep() {
   if (!openByMember.size) return
   try {
     const db = await useDb()
-    const { rows } = await db.query<{ member: string }>(
-      `select m.team_id::text || ':' || m.user_id::text as member from public.team_members m
+    const { rows } = await db.query<{ member: string, blocked: boolean }>(
+      `select m.team_id::text || ':' || m.user_id::text as member,
+         coalesce((${twoFactorBlockedFromSql('m.user_id')}) <= extract(epoch from now()) * 1000, false) as blocked
+       from public.team_members m join public.teams t on t.id = m.team_id
        where m.team_id::text || ':' || m.user_id::text = any ($1::text[])`,
       [[...openByMember.keys()]],
     )
-    const still = new Set(rows.map(row => row.member))
+    const still = new Map(rows.map(row => [row.member, row.blocked]))
     for (const [member, ends] of openByMember) {
-      if (still.has(member)) continue
-      for (const end of [...ends]) end('You are no longer a member of this team')
+      const blocked = still.get(member)
+      if (blocked === false) continue
+      const reason = blocked ? twoFactorRequired.memberMessage : 'You are no longer a member of this team'
+      for (const end of [...ends]) end(reason)
     }
   }
   catch (error) {

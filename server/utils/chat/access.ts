@@ -7,6 +7,7 @@ import { setting } from '../settings'
 import { authSignedIn } from '../accounts/auth'
 import { useDb } from '../db/database'
 import { userTeams } from '../accounts/accounts'
+import { isTwoFactorBlocked, twoFactorBlockedFromSql, twoFactorRequired } from '../credentials/principal'
 
 /** The caller of a chat route: a signed-in member of their current team who may use the chat. */
 export interface ChatCaller extends ChatOwner {
@@ -23,7 +24,8 @@ export function isChatEnabled(): boolean {
 
 /**
  * Authenticates a chat route: 404 while the chat is disabled, 401 without a session,
- * 404 without a current team, 403 without chat.use. The team is the session's current team.
+ * 404 without a current team, 403 `two_factor_required` when the team's two-factor policy
+ * refuses the caller, 403 without chat.use. The team is the session's current team.
  */
 export async function requireChatCaller(event: H3Event): Promise<ChatCaller> {
   if (!isChatEnabled()) throw createError({ statusCode: 404, statusMessage: 'Not found' })
@@ -33,6 +35,15 @@ export async function requireChatCaller(event: H3Event): Promise<ChatCaller> {
   // the same current team as GET /api/auth/me
   const { current: team } = await userTeams(client, session.currentTeamId)
   if (!team) throw createError({ statusCode: 404, statusMessage: 'Join or create a team first' })
+  // the chat reads the team's data: the team's two-factor policy holds here as on every team route
+  const { rows } = await db.query<{ blocked_from_ms: number | null }>(
+    `select ${twoFactorBlockedFromSql('m.user_id')} as blocked_from_ms
+     from public.teams t join public.team_members m on m.team_id = t.id and m.user_id = $2 where t.id = $1`,
+    [team.id, user.id],
+  )
+  if (isTwoFactorBlocked(rows[0]?.blocked_from_ms ?? null)) {
+    throw createError({ statusCode: 403, statusMessage: twoFactorRequired.memberMessage, data: { code: twoFactorRequired.code } })
+  }
   if (!can(team.role, 'chat.use')) throw createError({ statusCode: 403, statusMessage: `Your role (${team.role}) does not allow chat.use` })
   return { user, userId: user.id, teamId: team.id, teamName: team.name, role: team.role, db }
 }
