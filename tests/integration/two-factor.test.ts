@@ -108,7 +108,7 @@ describe('signing in with a second factor', () => {
     const me = await client.get('/api/auth/me')
     expect(me.status).toBe(200)
     expect(me.body).toMatchObject({ aal: 1, sudo_until: null, mfa_required: true, teams: [] })
-    for (const path of [`/api/teams/${teamId}/members`, `/api/teams/${teamId}`, '/api/auth/factors', '/api/auth/sessions', '/api/teams']) {
+    for (const path of [`/api/teams/${teamId}/members`, `/api/teams/${teamId}`, '/api/auth/factors', '/api/auth/sessions', '/api/auth/security-log']) {
       const refused = await client.get(path)
       expect(refused.status, path).toBe(401)
       expect(refused.body.code, path).toBe('mfa_required')
