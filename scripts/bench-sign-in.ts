@@ -4,7 +4,8 @@
 // /api/auth/login → mfa_required) and the code step (POST /api/auth/mfa/verify, the code computed
 // here from the secret). Prints p50, p90 and max of each step, timed from the request to the
 // end of the answer on 127.0.0.1 (the loopback round trip of GET /api/health is printed beside
-// them, as what is not server time).
+// them, as what is not server time, and so is a password sign-in of an account without a factor,
+// as what the password's hash costs by itself).
 //
 // Needs a built app (`npm run build`; APP_BUILD_DIR is honoured) and a Postgres server:
 // BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
@@ -84,6 +85,7 @@ async function main() {
     const app = await startApp(entry, databaseUrl)
     child = app.child
     const accounts: { email: string, secret: string, factorId: string }[] = []
+    const plainEmails: string[] = []
     for (let i = 0; i < signIns; i++) {
       const email = `bench-${randomBytes(5).toString('hex')}@example.com`
       const signUp = await call(app.url, '/api/auth/signup', { email, password, name: `Bench ${i}` })
@@ -92,6 +94,9 @@ async function main() {
       const verified = await call(app.url, `/api/auth/factors/totp/${enrolment.body.id}/verify`, { code: code(enrolment.body.secret) }, signUp.cookie)
       if (verified.status !== 200) throw new Error(`enrolment answered ${verified.status}`)
       accounts.push({ email, secret: enrolment.body.secret, factorId: enrolment.body.id })
+      const plain = `bench-plain-${randomBytes(5).toString('hex')}@example.com`
+      if ((await call(app.url, '/api/auth/signup', { email: plain, password, name: `Plain ${i}` })).status !== 201) throw new Error('sign-up failed')
+      plainEmails.push(plain)
     }
     // warm up: a few requests of each kind are not measured
     for (let i = 0; i < 5; i++) await call(app.url, '/api/health', undefined)
@@ -100,7 +105,11 @@ async function main() {
     const health: number[] = []
     const passwordStep: number[] = []
     const codeStep: number[] = []
-    for (const account of accounts) {
+    const plainSignIn: number[] = []
+    for (const [index, account] of accounts.entries()) {
+      const plain = await call(app.url, '/api/auth/login', { email: plainEmails[index], password })
+      if (plain.status !== 200) throw new Error(`a password sign-in answered ${plain.status}`)
+      plainSignIn.push(plain.ms)
       health.push((await call(app.url, '/api/health', undefined)).ms)
       const login = await call(app.url, '/api/auth/login', { email: account.email, password })
       if (login.status !== 200 || !login.body.mfa_required) throw new Error(`the password step answered ${login.status}`)
@@ -112,6 +121,7 @@ async function main() {
     console.info(`Sign-in with an authenticator app, ${signIns} sign-ins (one at a time, Postgres):`)
     console.info(summary('password step (login)', passwordStep))
     console.info(summary('code step (mfa/verify)', codeStep))
+    console.info(summary('password only, no factor', plainSignIn))
     console.info(summary('loopback (GET /api/health)', health))
     console.info(`load average before ${load0.map(l => l.toFixed(2)).join(' ')}, after ${loadavg().map(l => l.toFixed(2)).join(' ')} (2 cores)`)
   }
