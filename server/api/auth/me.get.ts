@@ -1,5 +1,6 @@
 import type { Me } from '#shared/types/api'
 import { isPending, requireSession } from '~~/server/utils/accounts/session-state'
+import { createAuditedClient } from '~~/server/utils/db/audited-client'
 
 // Answers at level 1 too (the sign-in page asks it while the second factor is due), without the teams then.
 export default defineEventHandler(async (event): Promise<Me> => {

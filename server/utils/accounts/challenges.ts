@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
-import type { Queryable } from '../db-drivers'
+import type { Queryable } from '../db/db-drivers'
 
 export type ChallengePurpose = 'register' | 'sign_in' | 'second_factor' | 'reauth'
 

@@ -1,5 +1,5 @@
 import type { User } from '#auth-utils'
-import type { Queryable } from '../db-drivers'
+import type { Queryable } from '../db/db-drivers'
 import { matchingStep, newTotpSecret, openTotpSecret, sealTotpSecret } from './totp'
 import { deleteRecoveryCodes, recoveryCodesRemaining } from './recovery-codes'
 

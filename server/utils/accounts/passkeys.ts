@@ -5,8 +5,9 @@ import {
   type AuthenticationResponseJSON, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server'
-import type { Queryable } from '../db-drivers'
+import type { Queryable } from '../db/db-drivers'
 import { storeChallenge, takeChallenge, type ChallengeBinding, type ChallengePurpose } from './challenges'
+import { setting } from '../settings'
 
 const rpName = 'Team Workspace'
 

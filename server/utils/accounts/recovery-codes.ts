@@ -1,5 +1,5 @@
 import { createHash, randomInt } from 'node:crypto'
-import type { Queryable } from '../db-drivers'
+import type { Queryable } from '../db/db-drivers'
 
 const codeCount = 10
 // no 0/o, 1/l/i: codes are read off paper

@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3'
-import type { Queryable } from '../db-drivers'
+import type { Queryable } from '../db/db-drivers'
 
 export type SecurityEvent = 'sign_in' | 'sign_in_failed' | 'factor_added' | 'factor_removed'
   | 'recovery_codes_created' | 'recovery_code_used' | 'reauth' | 'session_ended'

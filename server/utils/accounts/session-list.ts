@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3'
-import type { Queryable } from '../db-drivers'
+import type { Queryable } from '../db/db-drivers'
 import { logSecurityEvent } from './security-log'
 import type { SessionState } from './session-state'
 

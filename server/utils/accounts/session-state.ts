@@ -1,7 +1,8 @@
 import type { H3Event } from 'h3'
 import type { User } from '#auth-utils'
-import type { Queryable } from '../db-drivers'
+import type { Queryable } from '../db/db-drivers'
 import { requestOrigin, type SecurityMethod } from './security-log'
+import { useDb } from '../db/database'
 
 /** The signed-in session of a request as its row says: level, methods, sudo window, and whether the account has a factor. */
 export interface SessionState {

@@ -2,8 +2,7 @@ import type { H3Event } from 'h3'
 import type { User } from '#auth-utils'
 import type { z } from 'zod'
 import type { SecondFactorBody } from '#shared/utils/security'
-import { createAuditedClient } from '../audited-client'
-import type { Database, Queryable } from '../db-drivers'
+import type { Database, Queryable } from '../db/db-drivers'
 import { challengeCookie, type ChallengeBinding, type ChallengePurpose } from './challenges'
 import {
   checkTotpCode, factorNotFound, findFactor, invalidCode, recordSecondFactorFailure, secondFactorRetryAfter, signInFactors,
@@ -154,8 +153,13 @@ export async function signInWithPasskey(event: H3Event, db: Database, response: 
   const { rows } = await db.query<User>('select id, email, name from public.profiles where id = $1', [verified.userId])
   const user = rows[0]
   if (!user) throw passkeyRefused()
-  const { current } = await userTeams(createAuditedClient(db, { actorId: user.id, teamId: null, source: 'web' }))
-  await beginSession(event, db, user, current?.id ?? null, { aal: 2, methods: ['passkey'], sudoSeconds: sudoWindowSeconds() })
+  // the current team of a new session: the oldest membership, as after a password sign-in
+  const { rows: teams } = await db.query<{ team_id: string }>(
+    `select m.team_id from public.team_members m join public.teams t on t.id = m.team_id
+     where m.user_id = $1 order by m.created_at, t.name limit 1`,
+    [user.id],
+  )
+  await beginSession(event, db, user, teams[0]?.team_id ?? null, { aal: 2, methods: ['passkey'], sudoSeconds: sudoWindowSeconds() })
   await logSecurityEvent(db, event, user.id, 'sign_in', 'passkey')
   return { user }
 }

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
-import type { Queryable } from '../db-drivers'
+import type { Queryable } from '../db/db-drivers'
 import { requireSession, type SessionState } from './session-state'
+import { useDb } from '../db/database'
 
 /** Seconds a re-authentication (or a sign-in) keeps powerful actions open: SUDO_WINDOW_SECONDS, default 900. */
 export function sudoWindowSeconds(): number {

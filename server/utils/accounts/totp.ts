@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto'
 import { Secret, TOTP } from 'otpauth'
 import { renderSVG } from 'uqr'
+import { setting } from '../settings'
 
 /** RFC 6238 defaults: SHA-1, 6 digits, 30-second steps; secrets of 160 bits. */
 const period = 30
