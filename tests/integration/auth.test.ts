@@ -17,7 +17,7 @@ describe('POST /api/auth/signup', () => {
     expect(answer.body.user).toMatchObject({ email: email.toLowerCase(), name: 'Sue' })
     expect(client.cookie).not.toBe('')
     const me = await client.get('/api/auth/me')
-    expect(me.body).toEqual({ user: answer.body.user, teams: [], current_team_id: null })
+    expect(me.body).toEqual({ user: answer.body.user, teams: [], current_team_id: null, aal: 1, sudo_until: expect.any(String), mfa_required: false })
     const { rows } = await app.db.query('select email, name from public.profiles where id = $1', [answer.body.user.id])
     expect(rows).toEqual([{ email: email.toLowerCase(), name: 'Sue' }])
   })

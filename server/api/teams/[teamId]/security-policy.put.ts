@@ -1,10 +1,12 @@
 import { SecurityPolicyBody } from '#shared/utils/security-policy'
 import { updateSecurityPolicy } from '~~/server/utils/accounts/team-policy'
+import { requireSudo } from '~~/server/utils/accounts/sudo'
 
-// PUT /api/teams/{teamId}/security-policy: the owner only, who must have a second factor to turn it on.
+// PUT /api/teams/{teamId}/security-policy: the owner only, in a live sudo window, who must have a second factor to turn it on.
 export default defineEventHandler(async (event) => {
   const { client, role } = await authUser(event, null)
   if (role !== 'owner') throw createError({ statusCode: 403, statusMessage: `Your role (${role}) does not allow changing the team's security policy; only an owner may` })
+  await requireSudo(event)
   const input = await readValidBody(event, SecurityPolicyBody)
   return updateSecurityPolicy(client, input)
 })
