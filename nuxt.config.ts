@@ -57,6 +57,8 @@ export default defineNuxtConfig({
     activityPurgeIntervalMs: '',
     apiRateLimit: '',
     apiRateWindowSeconds: '',
+    // Seconds a re-authentication (or a sign-in) keeps powerful actions open (SUDO_WINDOW_SECONDS; default 900).
+    sudoWindowSeconds: '',
     session: {
       password: '',
       cookie: { sameSite: 'lax' },

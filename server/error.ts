@@ -12,7 +12,10 @@ const retryAfterSeconds = 5
  */
 function errorBody(event: H3Event, statusCode: number, message: string, data?: unknown): string {
   const body = apiErrorBody(statusCode, message, data)
-  return JSON.stringify(withRequestId(event, isPublicApiPath(event.path) ? body : { error: body.error, code: body.code }))
+  // a refusal for want of re-authentication names the methods the account may use
+  const methods = (data as { methods?: unknown } | undefined)?.methods
+  const sessionBody = Array.isArray(methods) ? { error: body.error, code: body.code, methods } : { error: body.error, code: body.code }
+  return JSON.stringify(withRequestId(event, isPublicApiPath(event.path) ? body : sessionBody))
 }
 
 /**

@@ -2,7 +2,8 @@ import type { User } from '#auth-utils'
 import type { H3Event } from 'h3'
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import { isUniqueViolation, type Database } from './db-drivers'
-import { endUserSessions, startSession } from './sessions'
+import { endUserSessions } from './sessions'
+import { afterPassword, logPasswordFailure, type PasswordSignInAnswer } from './accounts/sign-in'
 import { parseInput } from './validation'
 import type { TeamSummary } from '#shared/types/api'
 
@@ -79,13 +80,27 @@ export async function changePassword(db: Database, user: User, keepSessionId: st
  * Signs in: `retryAfter` (seconds) while the e-mail is throttled, a 401 for wrong credentials,
  * else the user and the team to make current.
  */
-export async function signIn(db: Database, email: string, password: string): Promise<{ user: User, currentTeamId: string | null } | { retryAfter: number }> {
+export async function signIn(db: Database, email: string, password: string, event?: H3Event): Promise<{ user: User, currentTeamId: string | null } | { retryAfter: number }> {
   const retryAfter = await claimLoginAttempt(db, email)
   if (retryAfter) return { retryAfter }
   const user = await verifyCredentials(db, email, password)
-  if (!user) throw createError({ statusCode: 401, statusMessage: 'Wrong e-mail or password' })
+  if (!user) {
+    if (event) await logPasswordFailure(event, db, email)
+    throw createError({ statusCode: 401, statusMessage: 'Wrong e-mail or password' })
+  }
   const { current } = await userTeams(createAuditedClient(db, { actorId: user.id, teamId: null, source: 'web' }))
   return { user, currentTeamId: current?.id ?? null }
+}
+
+/** Signs in with a password and starts the session (waiting for the second factor when the account has one). */
+export async function signInWithPassword(event: H3Event, email: string, password: string): Promise<PasswordSignInAnswer> {
+  const db = await useDb()
+  const result = await signIn(db, email, password, event)
+  if ('retryAfter' in result) {
+    setResponseHeader(event, 'retry-after', result.retryAfter)
+    throw createError({ statusCode: 429, statusMessage: `Too many failed sign-ins; try again in ${Math.ceil(result.retryAfter / 60)} minute(s)` })
+  }
+  return afterPassword(event, db, result.user, result.currentTeamId)
 }
 
 /** The client's user's teams and the current one: the session's choice while still a member of it, else the oldest membership. */
@@ -125,17 +140,18 @@ export async function readFormFields(event: H3Event): Promise<Record<string, unk
  * throttling, credentials), plus the form's origin, which must be this site (another site may not
  * sign a visitor into an account of its choosing). Answers what went wrong as a sentence.
  */
-export async function signInFromForm(event: H3Event, fields: Record<string, unknown>): Promise<{ ok: true } | { ok: false, message: string }> {
+export async function signInFromForm(event: H3Event, fields: Record<string, unknown>): Promise<{ ok: true, mfaRequired: boolean } | { ok: false, message: string }> {
   const origin = getRequestHeader(event, 'origin')
   if (origin && origin !== 'null' && URL.canParse(origin) && new URL(origin).host !== getRequestHost(event, { xForwardedHost: true })) {
     return { ok: false, message: 'The sign-in came from another site; sign in here' }
   }
   try {
     const { email, password } = parseInput(LoginBody, { email: fields.email, password: fields.password })
-    const result = await signIn(await useDb(), email, password)
+    const db = await useDb()
+    const result = await signIn(db, email, password, event)
     if ('retryAfter' in result) return { ok: false, message: `Too many failed sign-ins; try again in ${Math.ceil(result.retryAfter / 60)} minute(s)` }
-    await startSession(event, result.user, result.currentTeamId)
-    return { ok: true }
+    const answer = await afterPassword(event, db, result.user, result.currentTeamId)
+    return { ok: true, mfaRequired: 'mfa_required' in answer }
   }
   catch (error) {
     const status = (error as { statusCode?: number }).statusCode

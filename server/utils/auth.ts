@@ -3,6 +3,7 @@ import type { User } from '#auth-utils'
 import { can, type Permission, type Role } from '#shared/permissions'
 import type { Team } from '#shared/types/api'
 import { createAuditedClient, type AuditedClient } from './audited-client'
+import { requireSession } from './accounts/session-state'
 
 export interface TeamContext {
   user: User
@@ -11,13 +12,13 @@ export interface TeamContext {
   client: AuditedClient
 }
 
-/** The signed-in user, or a 401. */
+/**
+ * The signed-in user, or a 401: without a session, when it has ended (a sealed cookie outlives
+ * sign-out unless its server-side session is checked every time), and `mfa_required` while an
+ * account with a second factor has given only its password.
+ */
 export async function requireUser(event: H3Event): Promise<User> {
-  const session = await getUserSession(event)
-  if (!session.user) throw createError({ statusCode: 401, statusMessage: 'Sign in first' })
-  // a sealed cookie outlives sign-out unless its server-side session is checked every time
-  if (!await isSessionLive(await useDb(), session)) throw createError({ statusCode: 401, statusMessage: 'This session has ended; sign in again' })
-  return session.user
+  return (await requireSession(event)).user
 }
 
 /** The signed-in user and an audited client bound to them but to no team (creating a team, accepting an invitation); 401 without a session. */

@@ -1,12 +1,15 @@
 import type { H3Event } from 'h3'
 import type { User, UserSession } from '#auth-utils'
 import type { Queryable } from './db-drivers'
+import { beginSession } from './accounts/sign-in'
+import { sudoWindowSeconds } from './accounts/sudo'
 
-/** Starts a server-side session for the user and seals its id into the session cookie. */
+/**
+ * Starts a server-side session for the user (who has just proven who they are with a password,
+ * so the sudo window opens) and seals its id into the session cookie.
+ */
 export async function startSession(event: H3Event, user: User, currentTeamId: string | null): Promise<void> {
-  const db = await useDb()
-  const { rows } = await db.query<{ id: string }>('insert into public.user_sessions (user_id) values ($1) returning id', [user.id])
-  await replaceUserSession(event, { user, currentTeamId, sessionId: rows[0]!.id })
+  await beginSession(event, await useDb(), user, currentTeamId, { aal: 1, methods: ['password'], sudoSeconds: sudoWindowSeconds() })
 }
 
 /** Whether the cookie's session still exists for its user (one primary-key read). */

@@ -11,6 +11,12 @@ export interface Me {
   user: { id: string, email: string, name: string }
   teams: TeamSummary[]
   current_team_id: string | null
+  /** The session's assurance level: 1 (a password), 2 (a second factor or a passkey). */
+  aal: 1 | 2
+  /** Until when powerful actions are open without confirming again (null: closed). */
+  sudo_until: string | null
+  /** Whether the session still owes its second factor (only this answer and the second step answer then). */
+  mfa_required: boolean
 }
 
 export interface Team {

@@ -5,7 +5,8 @@ export default defineEventHandler(async (event) => {
   const redirect = safeRedirect(getQuery(event).redirect)
   const fields = await readFormFields(event)
   const result = await signInFromForm(event, fields)
-  if (result.ok) return sendRedirect(event, redirect, 303)
+  // an account with a second factor goes on to the form's second step
+  if (result.ok) return sendRedirect(event, result.mfaRequired ? `/login?${new URLSearchParams({ redirect, step: 'mfa' })}` : redirect, 303)
   const back = new URLSearchParams({ redirect, email: String(fields.email ?? '').slice(0, 254), error: result.message })
   return sendRedirect(event, `/login?${back}`, 303)
 })

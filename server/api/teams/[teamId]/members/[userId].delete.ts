@@ -1,6 +1,15 @@
+import { can } from '#shared/permissions'
+import { requireSudo } from '~~/server/utils/accounts/sudo'
+
 export default defineEventHandler(async (event) => {
-  const { client } = await authUser(event, null)
-  await removeMember(client, requireIdParam(event, 'userId', 'Member'))
+  const { client, user, role } = await authUser(event, null)
+  const userId = requireIdParam(event, 'userId', 'Member')
+  // leaving is one's own business; removing someone else takes the permission, then sudo
+  if (userId !== user.id) {
+    if (!can(role, 'members.remove')) throw createError({ statusCode: 403, statusMessage: `Your role (${role}) does not allow members.remove` })
+    await requireSudo(event)
+  }
+  await removeMember(client, userId)
   setResponseStatus(event, 204)
   return null
 })
