@@ -20,7 +20,7 @@ async function authenticate(event: Parameters<typeof readMcpMessage>[0]): Promis
       catch (error) {
         if (!(error instanceof InvalidAccessToken)) throw error
         enforceRateLimit(event, await countAddressRequest(await useDb(), event), 'this address')
-        throw createError({ statusCode: 401, statusMessage: error.message })
+        throw createError({ statusCode: 401, statusMessage: error.message, data: error.code ? { code: error.code } : undefined })
       }
     }
     return keyCaller((await authApiKey(event)).apiKey)

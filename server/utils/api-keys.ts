@@ -4,9 +4,8 @@ import type { z } from 'zod'
 import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody, type RevokedApiKey, type UpdateApiKeyBody } from '#shared/utils/api-keys'
 import { createAuditedClient, requireActor, type AuditedClient } from './audited-client'
 import type { Database, Queryable } from './db-drivers'
-import { cachedApiKey, forgetApiKey, keyCacheGeneration, listenForKeyChanges, rememberApiKey, rememberRevoked, revokedKeyOf } from './key-cache'
+import { forgetCredential, resolveApiKey } from './credentials/principal'
 import { noteApiCredential } from './api-log/recorder'
-import { defineCounter } from './metrics'
 import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-limits'
 import { disableEndpointsOfKey } from './webhooks-endpoints'
 
@@ -88,7 +87,7 @@ export async function rollApiKey(client: AuditedClient, teamId: string, keyId: s
     return insertApiKey(tx, teamId, requireActor(client), { name: old.name, scopes: old.scopes, expires_at: old.expires_at, rolled_from: old.id })
   })
   // committed: this instance forgets the old key's entry before it answers (the others on notification)
-  forgetApiKey(keyId)
+  forgetCredential(keyId)
   return rolled
 }
 
@@ -126,7 +125,7 @@ export async function updateApiKey(client: AuditedClient, teamId: string, keyId:
     return rows[0]!
   })
   // committed: this instance forgets the key before it answers (the others on notification)
-  forgetApiKey(keyId)
+  forgetCredential(keyId)
   return updated
 }
 
@@ -151,7 +150,7 @@ export async function revokeApiKey(client: AuditedClient, teamId: string, keyId:
     throw createError({ statusCode: 404, statusMessage: 'API key not found' })
   })
   // committed: this instance forgets the key before it answers (the others on notification)
-  forgetApiKey(keyId)
+  forgetCredential(keyId)
   return revoked
 }
 
@@ -187,28 +186,14 @@ function touchApiKey(db: Database, apiKey: AuthenticatedKey, recentlyUsed: boole
 /** The condition that the api_keys row `alias` is neither revoked nor expired. */
 export const keyIsValidSql = (alias: string) => `${alias}.revoked_at is null and (${alias}.expires_at is null or ${alias}.expires_at > now())`
 
-/**
- * The key's look-up ($1 the key's hash): by a unique index, so no secret is compared in
- * JavaScript; it answers plain values (the expiry in ms since the epoch), nothing to parse.
- */
-export const keyLookupSql = `select id, team_id, created_by, scopes, revoked_at is not null as revoked,
-    expires_at is not null and expires_at <= now() as expired,
-    extract(epoch from expires_at)::float8 * 1000 as expires_at_ms,
-    coalesce(last_used_at > now() - interval '1 minute', false) as recently_used
-  from public.api_keys where key_hash = $1`
-
-type KeyLookupRow = AuthenticatedKey & { revoked: boolean, expired: boolean, expires_at_ms: number | null, recently_used: boolean }
-
-const keyCacheHits = defineCounter('api_key_cache_hits_total', 'Public API requests whose key this instance had in memory')
-const keyCacheMisses = defineCounter('api_key_cache_misses_total', 'Public API requests whose key was looked up in the database (unknown to this instance, or dropped)')
-
-const unauthorized = (message: string) => createError({ statusCode: 401, statusMessage: message })
+const unauthorized = (message: string, code?: string) => createError({ statusCode: 401, statusMessage: message, data: code ? { code } : undefined })
 
 /**
  * Authenticates a public API request by its bearer key: 401 when the header is missing or
- * malformed, or the key is unknown, revoked or expired; 429 over the key's rate limit. A key this
- * instance has verified is served from memory (server/utils/key-cache.ts says for how long), its
- * expiry checked against the clock; its request is counted from the key's leased block
+ * malformed, or the key is unknown, revoked or expired, or its creator is refused by the team's
+ * two-factor policy (`code: "two_factor_required"`); 429 over the key's rate limit. The key becomes
+ * a principal in the credential pipeline (server/utils/credentials/principal.ts, which says how
+ * long it is served from memory); its request is counted from the key's leased block
  * (server/utils/rate-limits.ts). Returns the key and an audited client (source `api`, actor the
  * key's creator, team the key's team).
  */
@@ -218,44 +203,19 @@ export async function authApiKey(event: H3Event): Promise<{ apiKey: Authenticate
   const token = header ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : requestHeader(event, 'apikey')?.trim() || undefined
   const db = await useDb()
   // a request without a valid key counts against its address
-  const refuse = async (message: string) => {
+  const refuse = async (message: string, code?: string) => {
     enforceRateLimit(event, await countAddressRequest(db, event), 'this address')
-    return unauthorized(message)
+    return unauthorized(message, code)
   }
   if (!token) throw await refuse('Send the API key as "Authorization: Bearer <key>" (or in an "apikey" header)')
-  const hash = hashApiKey(token)
+  const resolved = await resolveApiKey(db, hashApiKey(token))
   // a known key's requests are in its team's API log, refused ones included
-  const known = (key: { id: string, team_id: string }) => noteApiCredential(event, { teamId: key.team_id, apiKeyId: key.id })
-  const revokedKey = revokedKeyOf(hash)
-  if (revokedKey) {
-    known(revokedKey)
-    throw await refuse('This API key has been revoked')
-  }
-  const isCached = db.kind === 'postgres'
-  if (isCached) await listenForKeyChanges()
-  let cached = isCached ? cachedApiKey(hash) : undefined
-  if (isCached) (cached ? keyCacheHits : keyCacheMisses)().inc()
-  let recentlyUsed = false
-  if (!cached) {
-    const generation = keyCacheGeneration()
-    const { rows } = await db.query<KeyLookupRow>(keyLookupSql, [hash], { prepare: true })
-    const found = rows[0]
-    if (!found) throw await refuse('Unknown API key')
-    known(found)
-    if (found.revoked) {
-      rememberRevoked(hash, found)
-      throw await refuse('This API key has been revoked')
-    }
-    if (found.expired) throw await refuse('This API key has expired')
-    cached = { id: found.id, team_id: found.team_id, created_by: found.created_by, scopes: found.scopes, expiresAt: found.expires_at_ms, verifiedAt: Date.now() }
-    recentlyUsed = found.recently_used
-    if (isCached) rememberApiKey(hash, cached, generation)
-  }
-  known(cached)
-  if (cached.expiresAt !== null && cached.expiresAt <= Date.now()) throw await refuse('This API key has expired')
-  const apiKey: AuthenticatedKey = { id: cached.id, team_id: cached.team_id, created_by: cached.created_by, scopes: cached.scopes }
+  if (resolved.known) noteApiCredential(event, { teamId: resolved.known.team_id, apiKeyId: resolved.known.id })
+  if (!resolved.principal) throw await refuse(resolved.refusal, resolved.code)
+  const { principal } = resolved
+  const apiKey: AuthenticatedKey = { id: principal.id, team_id: principal.teamId, created_by: principal.actorId, scopes: principal.scopes }
   enforceRateLimit(event, await takeKeyRequest(db, apiKey.id), 'this API key')
-  touchApiKey(db, apiKey, recentlyUsed)
+  touchApiKey(db, apiKey, resolved.recentlyUsed)
   const client = createAuditedClient(db, { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'api', apiKeyId: apiKey.id })
   return { apiKey, client }
 }

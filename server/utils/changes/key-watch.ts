@@ -1,10 +1,11 @@
 // The open streams and sockets of API keys: streams limited per key across instances (a lease
-// table in Postgres), and both closed when their key is revoked or expires. A change to a key notifies api_key_changed (the key
+// table in Postgres), and both closed when their key is revoked or expires, or the team's two-factor policy refuses its creator. A change to a key notifies api_key_changed (the key
 // cache's notification); the key is checked again at once, and every open key is checked every
 // few seconds in one statement in case a notification was lost.
 import { randomUUID } from 'node:crypto'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import { listen } from '../notifications'
+import { twoFactorBlockedFromSql, twoFactorRequired } from '../credentials/principal'
 
 /** Open event streams a key may hold at once (GET /api/v1/events/stream). */
 export const maxStreamsPerKey = 10
@@ -27,6 +28,9 @@ function start() {
   started = true
   listen('api_key_changed', keyId => void check([keyId]))
     .catch(error => console.error('[changes] could not listen for key changes:', (error as Error).message))
+  // a person's factors, a team's policy or a member's role changed: every open key is checked again
+  listen('credential_owner_changed', () => void check([...byKey.keys()]))
+    .catch(error => console.error('[changes] could not listen for credential owner changes:', (error as Error).message))
   setInterval(() => void check([...byKey.keys()]), sweepIntervalMs).unref()
 }
 
@@ -35,17 +39,21 @@ async function check(keyIds: string[]) {
   if (!watched.length) return
   try {
     const db = await useDb()
-    const { rows } = await db.query<{ id: string, scopes: ApiKeyScopes }>(
-      `select id, scopes from public.api_keys
-       where id = any ($1::uuid[]) and revoked_at is null and (expires_at is null or expires_at > now())`,
+    const { rows } = await db.query<{ id: string, scopes: ApiKeyScopes, blocked: boolean }>(
+      `select k.id, k.scopes, coalesce((${twoFactorBlockedFromSql('k.created_by')}) <= extract(epoch from now()) * 1000, false) as blocked
+       from public.api_keys k
+       join public.teams t on t.id = k.team_id
+       left join public.team_members m on m.team_id = k.team_id and m.user_id = k.created_by
+       where k.id = any ($1::uuid[]) and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())`,
       [watched],
     )
-    const valid = new Map(rows.map(row => [row.id, row.scopes]))
+    const valid = new Map(rows.map(row => [row.id, row]))
     for (const keyId of watched) {
-      const scopes = valid.get(keyId)
+      const row = valid.get(keyId)
       for (const connection of [...byKey.get(keyId) ?? []]) {
-        if (scopes) connection.scopes = scopes
-        else connection.close('The API key has been revoked or has expired')
+        if (!row) connection.close('The API key has been revoked or has expired')
+        else if (row.blocked) connection.close(twoFactorRequired.keyMessage)
+        else connection.scopes = row.scopes
       }
     }
   }

@@ -10,6 +10,7 @@ import { basicType, type TableInfo } from '../table-registry'
 import type { StoredEvent } from './feed'
 import { follow, type Following } from './hub'
 import { admitKeyConnection, type KeyConnection } from './key-watch'
+import { resolveApiKey } from '../credentials/principal'
 
 /** A Phoenix message: the same fields in both serializers (1.0.0 an object, 2.0.0 an array). */
 export interface PhoenixMessage {
@@ -375,18 +376,11 @@ export interface RealtimeKeyCheck {
   known?: { id: string, team_id: string }
 }
 
-/** The key of a token when it is valid, else why not (unknown, revoked, expired). */
+/** The key of a token when it is valid, else why not (unknown, revoked, expired, refused by the team's two-factor policy): the credential pipeline's answer. */
 export async function verifyRealtimeKey(token: string): Promise<RealtimeKeyCheck> {
   if (!/^[A-Za-z0-9_-]{20,200}$/.test(token)) return { refusal: 'Unknown API key' }
-  const hash = hashApiKey(token)
-  const revoked = revokedKeyOf(hash)
-  if (revoked) return { refusal: 'This API key has been revoked', known: revoked }
-  const db = await useDb()
-  const { rows } = await db.query<{ id: string, team_id: string, scopes: ApiKeyScopes, revoked: boolean, expired: boolean }>(keyLookupSql, [hash], { prepare: true })
-  const found = rows[0]
-  if (!found) return { refusal: 'Unknown API key' }
-  const known = { id: found.id, team_id: found.team_id }
-  if (found.revoked) return { refusal: 'This API key has been revoked', known }
-  if (found.expired) return { refusal: 'This API key has expired', known }
-  return { key: { id: found.id, team_id: found.team_id, scopes: found.scopes }, known }
+  const resolved = await resolveApiKey(await useDb(), hashApiKey(token))
+  if (!resolved.principal) return { refusal: resolved.refusal, known: resolved.known }
+  const { principal } = resolved
+  return { key: { id: principal.id, team_id: principal.teamId, scopes: principal.scopes }, known: resolved.known }
 }

@@ -5,7 +5,7 @@ import type { Role } from '#shared/permissions'
 import type { AuditedClient } from '../audited-client'
 import { hashSecret, newSecret } from './config'
 import { redirectHost } from './redirect-uris'
-import { forgetGrant } from './token-cache'
+import { forgetCredential } from '../credentials/principal'
 
 interface RequestRow {
   id: string
@@ -146,6 +146,6 @@ export async function revokeGrant(client: AuditedClient, teamId: string, grantId
     if (existing.rowCount) throw createError({ statusCode: 409, statusMessage: 'This connection is already revoked' })
     throw createError({ statusCode: 404, statusMessage: 'Connection not found' })
   })
-  forgetGrant(grantId)
+  forgetCredential(grantId)
   return revoked
 }

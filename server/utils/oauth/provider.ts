@@ -6,7 +6,7 @@ import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import type { Queryable } from '../db-drivers'
 import { clientsStore } from './clients'
 import { accessTokenLifetimeSeconds, hashSecret, mcpResource, newSecret, oauthScopes, refreshTokenLifetimeSeconds } from './config'
-import { forgetGrant } from './token-cache'
+import { forgetCredential } from '../credentials/principal'
 
 type AuthorizeResponse = Parameters<OAuthServerProvider['authorize']>[2]
 
@@ -122,7 +122,7 @@ export class GrantProvider implements OAuthServerProvider {
       return { tokens: await issueTokens(tx, grantId, code.scopes) }
     })
     if ('reusedGrant' in outcome) {
-      if (outcome.reusedGrant) forgetGrant(outcome.reusedGrant)
+      if (outcome.reusedGrant) forgetCredential(outcome.reusedGrant)
       throw new InvalidGrantError('The authorization code was already used; the connection it made is revoked')
     }
     return outcome.tokens
@@ -159,7 +159,7 @@ export class GrantProvider implements OAuthServerProvider {
       return { tokens: await issueTokens(tx, token.grant_id, token.scopes) }
     })
     if ('reusedGrant' in outcome) {
-      forgetGrant(outcome.reusedGrant)
+      forgetCredential(outcome.reusedGrant)
       throw new InvalidGrantError('The refresh token was already used; the connection is revoked')
     }
     return outcome.tokens
@@ -180,6 +180,6 @@ export class GrantProvider implements OAuthServerProvider {
        returning g.id`,
       [hashSecret(request.token), client.client_id],
     )
-    for (const row of rows) forgetGrant(row.id)
+    for (const row of rows) forgetCredential(row.id)
   }
 }

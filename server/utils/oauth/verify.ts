@@ -1,12 +1,10 @@
 import type { H3Event } from 'h3'
-import { capScopesByRole } from '#shared/utils/oauth'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
-import type { Role } from '#shared/permissions'
 import type { Database } from '../db-drivers'
 import { enforceRateLimit, takeKeyRequest } from '../rate-limits'
 import { noteApiCredential } from '../api-log/recorder'
 import { hashSecret } from './config'
-import { cachedGrantToken, grantCacheGeneration, listenForGrantChanges, rememberGrantToken, type CachedGrantToken } from './token-cache'
+import { resolveGrantToken } from '../credentials/principal'
 
 /** What a request with an OAuth access token acts as: the grant, its client, team and user, and its scopes now. */
 export interface AuthenticatedGrant {
@@ -20,30 +18,11 @@ export interface AuthenticatedGrant {
   scopes: ApiKeyScopes
 }
 
-/** A refused token: 401 with error="invalid_token" in WWW-Authenticate (the /mcp route adds it). */
-export class InvalidAccessToken extends Error {}
-
-const tokenLookupSql = `select g.id as grant_id, g.client_id, g.client_name, g.team_id, g.user_id, g.scopes,
-    g.revoked_at is not null as revoked, m.role, t.expires_at <= now() as expired,
-    extract(epoch from t.expires_at)::float8 * 1000 as expires_at_ms,
-    coalesce(g.last_used_at > now() - interval '1 minute', false) as recently_used
-  from public.oauth_tokens t
-  join public.oauth_grants g on g.id = t.grant_id
-  left join public.team_members m on m.team_id = g.team_id and m.user_id = g.user_id
-  where t.token_hash = $1 and t.kind = 'access'`
-
-interface TokenLookupRow {
-  grant_id: string
-  client_id: string
-  client_name: string
-  team_id: string
-  user_id: string
-  scopes: ApiKeyScopes
-  revoked: boolean
-  role: Role | null
-  expired: boolean
-  expires_at_ms: number
-  recently_used: boolean
+/** A refused token: 401 with error="invalid_token" in WWW-Authenticate (the /mcp route adds it), and `code` when the refusal has one. */
+export class InvalidAccessToken extends Error {
+  constructor(message: string, readonly code?: string) {
+    super(message)
+  }
 }
 
 const touchInterval = 60_000
@@ -64,56 +43,32 @@ function touchGrant(db: Database, grantId: string, recentlyUsed: boolean) {
 }
 
 /**
- * Verifies an access token for /mcp as API keys are verified: from memory when this instance has
- * verified it (token-cache.ts says for how long), else by one look-up by its hash; refused when
- * unknown, expired, of a revoked grant, or when its user is no longer a member of the grant's team
- * (InvalidAccessToken). The grant's scopes are capped by the user's role. Counts the request
- * against the grant's own rate limit (429 over it). The grant is also put on
+ * Verifies an access token for /mcp as API keys are verified: it becomes a principal in the
+ * credential pipeline (server/utils/credentials/principal.ts: from memory when this instance has
+ * verified it, else by one look-up by its hash); refused when unknown, expired, of a revoked grant,
+ * when its user is no longer a member of the grant's team, or when the team's two-factor policy
+ * refuses its user (InvalidAccessToken). The grant's scopes are capped by the user's role. Counts
+ * the request against the grant's own rate limit (429 over it). The grant is also put on
  * `event.context.oauthGrant`.
  */
 export async function authGrantToken(event: H3Event, token: string): Promise<AuthenticatedGrant> {
   const db = await useDb()
-  const hash = hashSecret(token)
-  const isCached = db.kind === 'postgres'
-  if (isCached) await listenForGrantChanges()
-  let cached: CachedGrantToken | undefined = isCached ? cachedGrantToken(hash) : undefined
-  let recentlyUsed = false
-  if (!cached) {
-    const generation = grantCacheGeneration()
-    const { rows } = await db.query<TokenLookupRow>(tokenLookupSql, [hash], { prepare: true })
-    const found = rows[0]
-    if (!found) throw new InvalidAccessToken('Unknown access token')
-    // a known token is in its team's API log, refused ones included
-    noteApiCredential(event, { teamId: found.team_id, grantId: found.grant_id })
-    if (found.revoked) throw new InvalidAccessToken('This connection has been revoked')
-    if (found.expired) throw new InvalidAccessToken('This access token has expired; use the refresh token')
-    if (!found.role) throw new InvalidAccessToken('The user who made this connection is no longer a member of its team')
-    cached = {
-      grantId: found.grant_id,
-      clientId: found.client_id,
-      clientName: found.client_name,
-      teamId: found.team_id,
-      userId: found.user_id,
-      scopes: capScopesByRole(found.scopes, found.role),
-      expiresAt: found.expires_at_ms,
-      verifiedAt: Date.now(),
-    }
-    recentlyUsed = found.recently_used
-    if (isCached) rememberGrantToken(hash, cached, generation)
-  }
-  noteApiCredential(event, { teamId: cached.teamId, grantId: cached.grantId })
-  if (cached.expiresAt <= Date.now()) throw new InvalidAccessToken('This access token has expired; use the refresh token')
+  const resolved = await resolveGrantToken(db, hashSecret(token))
+  // a known token is in its team's API log, refused ones included
+  if (resolved.known) noteApiCredential(event, { teamId: resolved.known.team_id, grantId: resolved.known.id })
+  if (!resolved.principal) throw new InvalidAccessToken(resolved.refusal, resolved.code)
+  const { principal } = resolved
   const grant: AuthenticatedGrant = {
-    grantId: cached.grantId,
-    clientId: cached.clientId,
-    clientName: cached.clientName,
-    teamId: cached.teamId,
-    userId: cached.userId,
-    scopes: cached.scopes,
+    grantId: principal.id,
+    clientId: principal.client!.id,
+    clientName: principal.client!.name,
+    teamId: principal.teamId,
+    userId: principal.actorId,
+    scopes: principal.scopes,
   }
   // for whatever records the request (the API log): the grant it was made with
   event.context.oauthGrant = grant
   enforceRateLimit(event, await takeKeyRequest(db, `grant:${grant.grantId}`), 'this connection')
-  touchGrant(db, grant.grantId, recentlyUsed)
+  touchGrant(db, grant.grantId, resolved.recentlyUsed)
   return grant
 }
