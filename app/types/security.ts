@@ -1,7 +1,5 @@
 /** The answers of the account's security routes and of a team's two-factor policy, as the pages read them. */
 
-import type { Role } from '#shared/permissions'
-
 export type FactorType = 'totp' | 'passkey'
 
 export interface Factor {
@@ -56,15 +54,7 @@ export interface SecurityLogPage {
   next_cursor: string | null
 }
 
-export type TwoFactorRequirement = 'off' | 'admins' | 'everyone'
-
-export interface SecurityPolicy {
-  require_two_factor: TwoFactorRequirement
-  grace_days: number
-  enforced_from: string | null
-  /** Owners and admins only. */
-  non_compliant?: { user_id: string, name: string, role: Role, since?: string | null }[]
-}
+export type { SecurityPolicy, TwoFactorRequirement } from '#shared/utils/security-policy'
 
 /** How a person may prove who they are again (the `methods` of a `reauth_required` answer). */
 export type ReauthMethod = 'password' | 'totp' | 'passkey'
