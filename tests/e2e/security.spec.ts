@@ -254,7 +254,6 @@ test('an authenticator app: set up from the secret the page shows, then its code
       expect((await me(page.context())).body).toMatchObject({ mfa_required: true })
     }
   }
-  await secondStep.getByRole('button', { name: 'Use a recovery code' }).click()
   await secondStep.getByRole('button', { name: 'Use your passkey or app instead' }).click()
   await secondStep.getByLabel('Authentication code').fill(await freshCode(secret, used))
   await secondStep.getByRole('button', { name: 'Verify' }).click()
@@ -315,8 +314,11 @@ test('an owner requires two factors for everyone; a member without one is told w
   const policy = ownerPage.getByTestId('security-policy')
   await policy.getByRole('radio', { name: 'Everyone' }).check()
   await policy.getByRole('button', { name: 'Save policy' }).click()
+  await ownerPage.getByRole('dialog', { name: 'Require two factors for everyone?' }).getByRole('button', { name: 'Turn on' }).click()
   // an owner without a factor of their own cannot require one
   await expect(policy.getByText('Add a factor to your own account first')).toBeVisible()
+  await expect(policy.getByRole('link', { name: 'Go to your security settings' })).toBeVisible()
+  expect((await owner.get(`/api/teams/${teamId}/security-policy`)).body).toMatchObject({ require_two_factor: 'off' })
 
   await enrolTotp(owner, 'Owner phone')
   await contextFor(ownerPage, owner)
