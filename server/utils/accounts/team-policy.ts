@@ -64,9 +64,9 @@ export async function updateSecurityPolicy(client: AuditedClient, input: z.outpu
     if (input.require_two_factor === current.require_two_factor && graceDays === current.grace_days) return
     await tx.query(
       `update public.teams
-       set require_two_factor = $2,
-           two_factor_grace_days = $3,
-           two_factor_enforced_from = case when $2 = 'off' then null else now() + make_interval(days => $3) end
+       set require_two_factor = $2::text,
+           two_factor_grace_days = $3::int,
+           two_factor_enforced_from = case when $2::text = 'off' then null else now() + make_interval(days => $3::int) end
        where id = $1`,
       [teamId, input.require_two_factor, graceDays],
     )
