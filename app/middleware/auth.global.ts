@@ -5,7 +5,8 @@ export default defineNuxtRouteMiddleware(async (to) => {
   if (!to.path.startsWith('/app')) return
   const { me, refresh, can } = useWorkspace()
   if (!me.value) await refresh()
-  if (!me.value) return navigateTo({ path: '/login', query: { redirect: to.fullPath } })
+  // signed out, or signed in with the password of an account whose second factor is still due
+  if (!me.value || me.value.mfa_required) return navigateTo({ path: '/login', query: { redirect: to.fullPath } })
   const permission = to.meta.permission
   if (permission && !can(permission)) return navigateTo(to.meta.permissionRedirect ?? '/app')
 })

@@ -12,3 +12,12 @@ export function errorStatus(error: unknown): number | undefined {
   if (error && typeof error === 'object') return (error as { statusCode?: number }).statusCode
   return undefined
 }
+
+/** The `code` of a failed $fetch's body (`reauth_required`, `invalid_code`...), when there is one. */
+export function errorCode(error: unknown): string | undefined {
+  if (error && typeof error === 'object') {
+    const data = (error as { data?: { code?: unknown } }).data
+    if (data && typeof data.code === 'string') return data.code
+  }
+  return undefined
+}

@@ -1,6 +1,7 @@
 import { expect, test, type Browser, type Page } from '@playwright/test'
 import { startApp, type TestApp } from '../support/app'
 import { openPage, useColorScheme } from '../support/browser'
+import { enrolTotp } from '../support/factors'
 import { addMember, createTeam, signUp, uniqueEmail, type Client } from '../support/http'
 import { startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
 import { axeOn, seriousViolations } from '../support/axe'
@@ -15,11 +16,14 @@ interface Seed {
   inviteToken: string
   taskId: string
   chatId: string
+  /** An account with an authenticator app (signs in in two steps). */
+  factorsEmail: string
 }
 
 interface PageCase {
   path: (seed: Seed) => string
-  role: 'guest' | 'owner' | 'member'
+  /** `factors`: an account with an authenticator app, owner of a team that requires two factors; `blocked`: a member of that team without one. */
+  role: 'guest' | 'owner' | 'member' | 'factors' | 'blocked'
   setup?: (page: Page) => Promise<void>
 }
 
@@ -47,7 +51,22 @@ const pages: PageCase[] = [
   { path: () => '/app/chat', role: 'owner' },
   { path: seed => `/app/chat/${seed.chatId}`, role: 'owner' },
   { path: seed => `/app/chat/${seed.chatId}`, role: 'owner', setup: converse },
+  { path: () => '/login', role: 'guest', setup: passwordStep },
+  { path: () => '/app/account/security', role: 'owner' },
+  { path: () => '/app/account/security', role: 'factors' },
+  { path: () => '/app/settings/security', role: 'owner' },
+  { path: () => '/app/settings/security', role: 'member' },
+  { path: () => '/app/settings/security', role: 'factors' },
+  { path: () => '/app', role: 'blocked' },
 ]
+
+/** Signs in with the password of an account that has a factor: the sign-in's second step. */
+async function passwordStep(page: Page) {
+  await page.getByLabel('E-mail').fill(seed.factorsEmail)
+  await page.getByLabel('Password').fill('correct horse battery')
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await expect(page.getByTestId('second-factor')).toBeVisible()
+}
 
 /** Shows revoked and expired keys too (a rolled key and a revoked one are in the seed). */
 async function showAllKeys(page: Page) {
@@ -86,7 +105,7 @@ const schemes = ['dark', 'light'] as const
 let app: TestApp
 let model: ScriptedModelServer
 let seed: Seed
-const sessions: Record<PageCase['role'], string> = { guest: '', owner: '', member: '' }
+const sessions: Record<PageCase['role'], string> = { guest: '', owner: '', member: '', factors: '', blocked: '' }
 
 test.beforeAll(async () => {
   model = await startScriptedModel()
@@ -120,9 +139,21 @@ test.beforeAll(async () => {
   })
   expect(task.status).toBe(201)
   const chat = await expectCreated(owner, '/api/chats', {})
-  seed = { teamId, inviteToken: String(invitation.invite_url).split('/').pop()!, taskId: (await task.json()).id, chatId: chat.id }
+  // an account with an authenticator app whose team requires two factors of everyone, and a member
+  // of that team who has none (refused)
+  const factors = await signUp(app, { email: uniqueEmail('a11y-factors'), name: 'Fay Factors' })
+  const strictTeamId = await createTeam(factors, 'Strict Team')
+  await enrolTotp(factors, 'Phone')
+  const policy = await factors.put(`/api/teams/${strictTeamId}/security-policy`, { require_two_factor: 'everyone', grace_days: 0 })
+  expect(policy.status, JSON.stringify(policy.body)).toBe(200)
+  const blocked = await signUp(app, { email: uniqueEmail('a11y-blocked'), name: 'Bo Blocked' })
+  await addMember(app, strictTeamId, blocked, 'member')
+  await blocked.put('/api/auth/current-team', { team_id: strictTeamId })
+  seed = { teamId, inviteToken: String(invitation.invite_url).split('/').pop()!, taskId: (await task.json()).id, chatId: chat.id, factorsEmail: factors.user!.email }
   sessions.owner = owner.cookie
   sessions.member = member.cookie
+  sessions.factors = factors.cookie
+  sessions.blocked = blocked.cookie
 })
 
 test.afterAll(async () => {
@@ -182,7 +213,7 @@ async function check(browser: Browser, entry: PageCase, problems: string[]) {
 
 // one test per page (three widths in each colour scheme), so that a slow page stays well inside a test's time on a busy machine
 for (const entry of pages) {
-  test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id' })} as ${entry.role}${entry.setup ? ` (${entry.setup.name})` : ''}, dark and light`, async ({ browser }) => {
+  test(`${entry.path({ teamId: ':team', inviteToken: ':token', taskId: ':id', chatId: ':id', factorsEmail: '' })} as ${entry.role}${entry.setup ? ` (${entry.setup.name})` : ''}, dark and light`, async ({ browser }) => {
     const problems: string[] = []
     await check(browser, entry, problems)
     expect(problems).toEqual([])

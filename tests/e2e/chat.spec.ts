@@ -210,7 +210,7 @@ test('the chat is hidden when no provider key is set', async ({ page }) => {
     await page.waitForFunction(() => Boolean((document.querySelector('#__nuxt') as { __vue_app__?: unknown } | null)?.__vue_app__))
     await page.getByLabel('E-mail').fill(email)
     await page.getByLabel('Password').fill(password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
     await expect(page).toHaveURL(`${plain.url}/app`)
     const navigation = page.getByRole('navigation', { name: 'Workspace' })
     await expect(navigation.getByRole('link', { name: 'Settings' })).toBeVisible()

@@ -91,7 +91,7 @@ test('a signed-out visit to Activity goes to sign-in and back; the list pages by
   await expect(page).toHaveURL(`${app.url}/login?redirect=/app/activity`)
   await page.getByLabel('E-mail').fill(owner.user!.email)
   await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
   await expect(page).toHaveURL(`${app.url}/app/activity`)
 
   // 30 renames, plus the team's and its owner's inserts

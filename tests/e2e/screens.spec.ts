@@ -19,7 +19,7 @@ test.describe('signing in before the page\'s script runs', () => {
     await page.goto(`${app.url}/login?redirect=${encodeURIComponent('/app/settings')}`)
     await page.getByLabel('E-mail').fill(owner.user!.email)
     await page.getByLabel('Password').fill(e2ePassword)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
     await expect(page).toHaveURL(`${app.url}/app/settings`)
   })
 

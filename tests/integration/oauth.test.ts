@@ -110,7 +110,7 @@ describe('the whole flow with the MCP SDK client and the consent page in Chromiu
     await page.waitForFunction(() => Boolean((document.querySelector('#__nuxt') as { __vue_app__?: unknown } | null)?.__vue_app__))
     await page.getByLabel('E-mail').fill(fx.admin.user!.email)
     await page.getByLabel('Password').fill(password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
     await page.waitForURL(/\/oauth\/consent\?request=/)
     await page.getByTestId('consent-client').waitFor()
     expect(await page.getByTestId('consent-client').textContent()).toContain('Claude Test')

@@ -66,7 +66,7 @@ export async function signInPage(page: Page, baseUrl: string, email: string, red
   await openPage(page, baseUrl, `/login?redirect=${encodeURIComponent(redirect)}`)
   await page.getByLabel('E-mail').fill(email)
   await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
 }
 
 /** A new user, signed up with the e2e password, who owns a new team. */
