@@ -67,6 +67,11 @@ export default defineNuxtConfig({
 
   compatibilityDate: '2025-07-15',
 
+  // The browser's dependencies that Vite's first scan under `npm run dev` does not find: it found
+  // them when a page using them was first opened, and then reloaded that page (the first sign-up
+  // was created, and its form came back empty). Listed, they are prepared before the first page.
+  vite: { optimizeDeps: { include: ['zod', '@unovis/vue', '@unovis/ts', '@ai-sdk/vue', 'ai', 'marked'] } },
+
   ...(buildRoot ? { buildDir: `${buildRoot}/nuxt` } : {}),
 
   hooks: {
