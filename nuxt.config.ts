@@ -85,6 +85,7 @@ export default defineNuxtConfig({
         externals?: { traceInclude?: string[] }
         compressPublicAssets?: boolean | { gzip?: boolean, brotli?: boolean }
         experimental?: { websocket?: boolean }
+        modules?: unknown[]
       }
       const existing = nitroConfig.errorHandler
       nitroConfig.errorHandler = ['~~/server/error', ...(Array.isArray(existing) ? existing : existing ? [existing] : [])]
@@ -95,6 +96,16 @@ export default defineNuxtConfig({
       nitroConfig.compressPublicAssets = { gzip: true, brotli: true }
       // WebSocket routes (crossws): supabase-js's realtime socket, server/routes/realtime/v1/websocket.ts
       nitroConfig.experimental = { ...nitroConfig.experimental, websocket: true }
+      // Handlers auto-import from server/utils' root files and from each folder's public face
+      // (server/utils/<folder>/index.ts) only; Nitro would scan every file below server/utils. A Nitro
+      // module runs after Nitro has added its default, and before the auto-imports are scanned.
+      nitroConfig.modules = [...(nitroConfig.modules ?? []), (nitro: { options: { imports: false | { dirs?: string[] } } }) => {
+        const imports = nitro.options.imports
+        if (!imports) return
+        imports.dirs = (imports.dirs ?? []).flatMap(dir => /[/\\]server[/\\]utils[/\\]\*\*[/\\]\*$/.test(dir)
+          ? [dir.replace(/\*\*[/\\]\*$/, '*.ts'), dir.replace(/\*\*[/\\]\*$/, '*/index.ts')]
+          : [dir])
+      }]
       if (buildRoot) nitroConfig.output = { ...nitroConfig.output, dir: `${buildRoot}/output` }
       // the chat's SQL parser loads its .wasm from beside its script, which file tracing cannot see
       nitroConfig.externals = {

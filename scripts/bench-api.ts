@@ -52,13 +52,13 @@ import pg from 'pg'
 import { postgresCpuMs, postgresSchedules, processCpuMs, processSchedule, type Schedule } from './bench-cpu'
 import { benchDatabase } from './bench-database'
 import { freePort } from '../tests/support/ports'
-import { generateApiKey, hashApiKey, keyIsValidSql } from '../server/utils/api-keys'
-import { createDatabase } from '../server/utils/db-drivers'
-import { auditContextValues, auditedWriteSql } from '../server/utils/audited-client'
+import { generateApiKey, hashApiKey, keyIsValidSql } from '../server/utils/credentials/api-keys'
+import { createDatabase } from '../server/utils/db/db-drivers'
+import { auditContextValues, auditedWriteSql } from '../server/utils/db/audited-client'
 import { announceEventsSql, announcer } from '../server/utils/changes/announce'
-import { countRequestSql } from '../server/utils/rate-limits'
-import { insertStatement, joinedNames, listRecordsSql, recordSelectTemplate } from '../server/utils/records'
-import { readCatalog, type TableInfo } from '../server/utils/table-registry'
+import { countRequestSql } from '../server/utils/credentials/rate-limits'
+import { insertStatement, joinedNames, listRecordsSql, recordSelectTemplate } from '../server/utils/records/records'
+import { readCatalog, type TableInfo } from '../server/utils/records/table-registry'
 
 // The statement an earlier design ran on every request (the key's look-up and its rate count in
 // one), kept here for the "bare + key statement" and database-only contrasts: the app now verifies
@@ -131,7 +131,7 @@ function catalogOf(pool: pg.Pool): Promise<Map<string, TableInfo>> {
  * POST parses the body and runs one INSERT that sets the audit context the activity trigger reads.
  */
 async function runMinimalServer(databaseUrl: string, port: number, apiKeyId: string, apiKey: string) {
-  // the same type parsers as the app (server/utils/db-drivers.ts)
+  // the same type parsers as the app (server/utils/db/db-drivers.ts)
   pg.types.setTypeParser(20, value => Number(value))
   pg.types.setTypeParser(1082, value => value)
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 })

@@ -2,8 +2,8 @@
 // pooler's direct connection when there is one), or to the embedded
 // database in PGLITE_DATA_DIR (default .data/db) when DATABASE_URL is unset.
 // Stop the app first when it runs on the embedded database (one process per PGlite folder).
-import { createDatabase } from '../server/utils/db-drivers'
-import { runMigrations } from '../server/utils/migrations'
+import { createDatabase } from '../server/utils/db/db-drivers'
+import { runMigrations } from '../server/utils/db/migrations'
 import { loadMigrationFiles } from './load-migrations'
 
 async function main() {

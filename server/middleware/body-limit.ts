@@ -1,2 +1,2 @@
-// Request bodies above 1 MiB are refused (server/utils/request.ts).
+// Request bodies above 1 MiB are refused (server/utils/body-limit.ts).
 export default defineEventHandler(limitRequestBody)

@@ -1,5 +1,5 @@
 // Deletes activity entries past their team's retention, at start and then periodically. Every app
-// instance runs it; an advisory lock lets one purge at a time (server/utils/activity-log.ts).
+// instance runs it; an advisory lock lets one purge at a time (server/utils/activity/activity-log.ts).
 export default defineNitroPlugin((nitroApp) => {
   const interval = Number(setting('activityPurgeIntervalMs')) || 30_000
   let timer: ReturnType<typeof setTimeout> | undefined

@@ -1,4 +1,4 @@
-import { onAuditedCommit } from '~~/server/utils/audited-client'
+import { onAuditedCommit } from '~~/server/utils/db/audited-client'
 import { announceChanges } from '~~/server/utils/changes/hub'
 
 // The app's own writes announce their change events once committed (server/utils/changes/hub.ts):

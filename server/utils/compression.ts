@@ -1,6 +1,7 @@
 import { promisify } from 'node:util'
 import { brotliCompress, constants, gzip } from 'node:zlib'
 import type { H3Event } from 'h3'
+import { requestHeader } from './request'
 
 export type ContentCoding = 'br' | 'gzip'
 

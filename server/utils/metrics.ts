@@ -1,7 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, register, type Metric } from 'prom-client'
 import type { H3Event } from 'h3'
-import type { PoolUse } from './db-drivers'
+import type { PoolUse } from './db/db-drivers'
+import { setting } from './settings'
+import { useDb } from './db/database'
 
 /**
  * The metric of that name on prom-client's default registry, made by `create` the first time

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database } from '../../server/utils/db-drivers'
+import type { Database } from '../../server/utils/db/db-drivers'
 import { asUser, freshDatabase, makeUser } from '../support/database'
 
 // Row-level security of api_keys and the example domain tables, as Supabase's `authenticated` role.

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database } from '../../server/utils/db-drivers'
+import type { Database } from '../../server/utils/db/db-drivers'
 import { checkChatSql } from '../../server/utils/chat/sql-guard'
 import { ChatQueryRefused, defaultChatQueryLimits, executeChatStatement, runChatQuery, type ChatQueryTarget } from '../../server/utils/chat/query-runner'
 import { databaseKind, freshDatabase } from '../support/database'

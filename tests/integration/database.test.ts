@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database } from '../../server/utils/db-drivers'
-import { createAuditedClient } from '../../server/utils/audited-client'
-import { ChangedMigrationError, runMigrations } from '../../server/utils/migrations'
+import type { Database } from '../../server/utils/db/db-drivers'
+import { createAuditedClient } from '../../server/utils/db/audited-client'
+import { ChangedMigrationError, runMigrations } from '../../server/utils/db/migrations'
 import { loadMigrationFiles } from '../../scripts/load-migrations'
 import { asUser, freshDatabase, makeUser } from '../support/database'
 

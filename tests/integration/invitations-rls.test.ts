@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database } from '../../server/utils/db-drivers'
-import { ensureWebhookSecret, fireWebhook } from '../../server/utils/webhooks'
+import type { Database } from '../../server/utils/db/db-drivers'
+import { ensureWebhookSecret, fireWebhook } from '../../server/utils/webhooks/webhooks'
 import { asUser, freshDatabase, makeUser } from '../support/database'
 
 // Row-level security of the invitation and webhook tables, as Supabase's `authenticated` role.

@@ -3,8 +3,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import pg from 'pg'
-import { createDatabase, type Database, type Queryable } from '../../server/utils/db-drivers'
-import { runMigrations } from '../../server/utils/migrations'
+import { createDatabase, type Database, type Queryable } from '../../server/utils/db/db-drivers'
+import { runMigrations } from '../../server/utils/db/migrations'
 import { loadMigrationFiles } from '../../scripts/load-migrations'
 
 // A new test database starts as a copy of one that the migrations were applied to once per set of

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { generateApiKey, hashApiKey } from '../../server/utils/api-keys'
+import { generateApiKey, hashApiKey } from '../../server/utils/credentials/api-keys'
 import { apiKeyStatus, CreateApiKeyBody, displayedKeyPrefix } from '#shared/utils/api-keys'
 
 describe('generateApiKey', () => {

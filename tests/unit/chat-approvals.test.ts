@@ -6,18 +6,22 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { applyApprovals, denyPending, pendingApprovals } from '../../server/utils/chat/approvals'
 import { tablePermissions } from '../../server/utils/chat/table-permissions'
 import { newTurnState, writeTools, type ChatTurnState } from '../../server/utils/chat/tools'
-import { createDatabase, type Database } from '../../server/utils/db-drivers'
-import { runMigrations } from '../../server/utils/migrations'
-import { readCatalog, type TableInfo } from '../../server/utils/table-registry'
+import { createDatabase, type Database } from '../../server/utils/db/db-drivers'
+import { runMigrations } from '../../server/utils/db/migrations'
+import { readCatalog, type TableInfo } from '../../server/utils/records/table-registry'
 import { parseInput } from '../../server/utils/validation'
 import { loadMigrationFiles } from '../../scripts/load-migrations'
 import { makeUser } from '../support/database'
 
 // The real write tools of the chat (built from the registry, writing through the audited client)
 // on a migrated in-memory PGlite; only the language model is scripted. The server's auto-imported
-// helpers are the real ones, made global as Nitro does (the registry: this database's catalog).
+// helpers are the real ones, made global as Nitro does, and the registry is this database's catalog.
 vi.stubGlobal('createError', createError)
 vi.stubGlobal('parseInput', parseInput)
+vi.mock('../../server/utils/records/table-registry', async importOriginal => ({
+  ...await importOriginal<typeof import('../../server/utils/records/table-registry')>(),
+  useTableRegistry: async () => catalog,
+}))
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
 
@@ -55,7 +59,6 @@ beforeAll(async () => {
   db = createDatabase({ dataDir: 'memory://' })
   await runMigrations(db, loadMigrationFiles())
   catalog = await readCatalog(db)
-  vi.stubGlobal('useTableRegistry', async () => catalog)
   chatTables = new Map(Object.keys(tablePermissions).map(name => [name, catalog.get(name)!]))
   userId = await makeUser(db, 'approver')
   teamId = (await db.query<{ id: string }>(`insert into public.teams (name) values ('Approvals') returning id`)).rows[0]!.id

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { columnValueType } from '../../server/utils/column-types'
+import { columnValueType } from '../../server/utils/records/column-types'
 
 const of = (type: string, allowedValues: string[] | null = null) => columnValueType({ type, allowedValues })
 

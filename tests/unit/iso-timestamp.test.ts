@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDatabase, isoTimestamp, type Database } from '../../server/utils/db-drivers'
+import { createDatabase, isoTimestamp, type Database } from '../../server/utils/db/db-drivers'
 
 // A list page reads its timestamps as text and answers them as they are; the answer must be the
 // same JSON as when pg made a Date of each and JSON printed it. The texts come from the database

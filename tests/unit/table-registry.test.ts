@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { databaseErrorMessage, insertStatement, recordSchemas } from '../../server/utils/records'
-import { checkAllowedValues, quoteIdent, type TableInfo } from '../../server/utils/table-registry'
+import { databaseErrorMessage, insertStatement, recordSchemas } from '../../server/utils/records/records'
+import { checkAllowedValues, quoteIdent, type TableInfo } from '../../server/utils/records/table-registry'
 
 const column = (name: string, type: string, extra: Partial<TableInfo['columns'][number]> = {}) => ({
   name, type, nullable: false, hasDefault: false, comment: null, allowedValues: null, references: null, ...extra,

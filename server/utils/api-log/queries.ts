@@ -2,7 +2,7 @@
 // streamed export, and usage per bucket from the rollups.
 import type { z } from 'zod'
 import { apiLogExportColumns, type ApiLogEntry, type ApiLogExportQuery, type ApiLogFilters, type ApiLogPage, type ApiLogQuery, type ApiUsage, type ApiUsageBucketRow, type ApiUsageQuery } from '#shared/utils/api-log'
-import { requireTeam, type AuditedClient } from '../audited-client'
+import { requireTeam, type AuditedClient } from '../db/audited-client'
 import { addHistogram, emptyHistogram, histogramQuantile } from './latency'
 import { requestIdTime } from './request-id'
 

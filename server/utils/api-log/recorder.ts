@@ -6,6 +6,7 @@ import { ServerResponse } from 'node:http'
 import type { H3Event } from 'h3'
 import type { ApiLogEntry, ApiLogSource } from '#shared/utils/api-log'
 import { newRequestId } from './request-id'
+import { setting } from '../settings'
 
 /** Whose request it is: a team's key or, for connections made by OAuth, a grant. */
 export interface ApiLogCredential {

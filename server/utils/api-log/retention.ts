@@ -1,7 +1,7 @@
 // Retention of the API log: each team keeps its entries and usage for api_log_retention_days (1 to
 // 90). Every instance runs this periodically; an advisory lock lets one run at a time. Whole day
 // partitions older than every team's retention are dropped; younger ones are trimmed team by team.
-import type { Database } from '../db-drivers'
+import type { Database } from '../db/db-drivers'
 
 const partitionName = /^api_log_entries_(\d{4})(\d{2})(\d{2})$/
 

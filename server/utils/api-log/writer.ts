@@ -5,9 +5,13 @@
 // On Postgres the writer has a connection of its own (API_LOG_DATABASE_URL, else DATABASE_URL),
 // so a slow write never holds one of the request pool's.
 import { Gauge } from 'prom-client'
-import type { Database } from '../db-drivers'
+import type { Database } from '../db/db-drivers'
 import { emptyHistogram, latencyBucket } from './latency'
 import { setApiLogSink, type ApiLogRecord } from './recorder'
+import { defineCounter, sharedMetric } from '../metrics'
+import { useDb, isBehindPooler } from '../db/database'
+import { setting } from '../settings'
+import { createDatabase } from '../db/db-drivers'
 
 /**
  * Entries per statement: making a statement's parameters blocks the event loop, about 12 ms for

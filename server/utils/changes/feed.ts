@@ -2,7 +2,7 @@
 // transaction is below the reader's snapshot xmin (every earlier transaction has ended), so the
 // listed events are a prefix of the final order and a cursor never passes one that commits later.
 import type { ChangeEvent, ChangeSource } from '#shared/types/changes'
-import type { Queryable } from '../db-drivers'
+import type { Queryable } from '../db/db-drivers'
 
 /** An event with what the server needs to route it: its team and table. */
 export interface StoredEvent {

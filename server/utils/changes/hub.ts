@@ -1,11 +1,12 @@
 // One change hub per instance: it follows every team's events with one cursor, woken by the
 // `record_events` notification a committing write sends (one LISTEN connection per instance,
-// server/utils/notifications.ts), and hands each event to the followers of its team from memory.
+// server/utils/db/notifications.ts), and hands each event to the followers of its team from memory.
 // No subscriber ever queries on its own behalf after its replay.
-import type { Database } from '../db-drivers'
-import { listen, onReconnect } from '../notifications'
+import type { Database } from '../db/db-drivers'
+import { listen, onReconnect } from '../db/notifications'
 import { announceEventsSql, announcer } from './announce'
 import { latestEventId, readAllEvents, readTeamEvents, type StoredEvent } from './feed'
+import { useDb } from '../db/database'
 
 /** How many events one read takes. */
 const pageSize = 500

@@ -4,10 +4,13 @@ import type { H3Event } from 'h3'
 import { z } from 'zod'
 import type { ChangeEvent } from '#shared/types/changes'
 import { scopeAllows } from '#shared/utils/api-keys'
-import type { AuthenticatedKey } from '../api-keys'
+import type { AuthenticatedKey } from '../credentials/api-keys'
 import { feedStart, isEventId, readTeamEvents, type StoredEvent } from './feed'
 import { admitKeyStream, type KeyConnection } from './key-watch'
 import { openEventStream, streamStart } from './sse'
+import { domainTable, domainTables } from '../records/table-registry'
+import { useDb } from '../db/database'
+import { publicOrigin } from '../public-api/routes'
 
 const typePattern = /^([a-z_][a-z0-9_]{0,62})\.(created|updated|deleted)$/
 

@@ -4,7 +4,8 @@
 // few seconds in one statement in case a notification was lost.
 import { randomUUID } from 'node:crypto'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
-import { listen } from '../notifications'
+import { listen } from '../db/notifications'
+import { useDb } from '../db/database'
 
 /** Open event streams a key may hold at once (GET /api/v1/events/stream). */
 export const maxStreamsPerKey = 10

@@ -5,8 +5,10 @@
 // of the instance, in one statement).
 import type { H3Event } from 'h3'
 import { can, tablePermission } from '#shared/permissions'
-import type { TeamContext } from '../auth'
+import type { TeamContext } from '../accounts/auth'
 import { openEventStream, streamStart } from './sse'
+import { useDb } from '../db/database'
+import { domainTables } from '../records/table-registry'
 
 const membershipSweepMs = 5_000
 /** The open streams' ends, by "team:user". */

@@ -6,10 +6,13 @@
 // miss nothing. Broadcast and presence are refused with a reason.
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import { scopeAllows } from '#shared/utils/api-keys'
-import { basicType, type TableInfo } from '../table-registry'
+import { basicType, type TableInfo, useTableRegistry, domainTables } from '../records/table-registry'
 import type { StoredEvent } from './feed'
 import { follow, type Following } from './hub'
 import { admitKeyConnection, type KeyConnection } from './key-watch'
+import { hashApiKey, keyLookupSql } from '../credentials/api-keys'
+import { revokedKeyOf } from '../credentials/key-cache'
+import { useDb } from '../db/database'
 
 /** A Phoenix message: the same fields in both serializers (1.0.0 an object, 2.0.0 an array). */
 export interface PhoenixMessage {

@@ -1,8 +1,12 @@
 import type { H3Event } from 'h3'
 import type { User } from '#auth-utils'
 import { can, type Role } from '#shared/permissions'
-import type { Database } from '../db-drivers'
+import type { Database } from '../db/db-drivers'
 import type { ChatOwner } from './chats'
+import { setting } from '../settings'
+import { authSignedIn } from '../accounts/auth'
+import { useDb } from '../db/database'
+import { userTeams } from '../accounts/accounts'
 
 /** The caller of a chat route: a signed-in member of their current team who may use the chat. */
 export interface ChatCaller extends ChatOwner {

@@ -1,5 +1,5 @@
 import type { ChatMessage, ChatSummary, TokenUsage } from '#shared/types/chat'
-import type { Database } from '../db-drivers'
+import type { Database } from '../db/db-drivers'
 import { storableJson } from '../validation'
 
 export type Chat = ChatSummary

@@ -3,9 +3,9 @@
 import { z } from 'zod'
 import type { DeleteRecordOutput, QueryDatabaseOutput, ToolFailure, WriteAction, WriteRecordOutput } from '#shared/types/chat'
 import { writeToolName } from '#shared/utils/chat-tools'
-import type { AuditedClient } from '../audited-client'
-import { createRecord, deleteRecord, recordSchemas, updateRecord } from '../records'
-import type { TableInfo } from '../table-registry'
+import type { AuditedClient } from '../db/audited-client'
+import { createRecord, deleteRecord, recordSchemas, updateRecord } from '../records/records'
+import type { TableInfo } from '../records/table-registry'
 import { ChatQueryRefused, runChatQuery } from './query-runner'
 import { useChatQueryTarget } from './query-pool'
 

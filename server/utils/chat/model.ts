@@ -1,4 +1,5 @@
 import type { LanguageModel } from 'ai'
+import { setting } from '../settings'
 
 const defaultModel = 'gpt-4o-mini'
 

@@ -1,4 +1,4 @@
-import type { TableInfo } from '../table-registry'
+import type { TableInfo } from '../records/table-registry'
 import type { ChatCaller } from './access'
 import { chatQueryAttemptLimit } from '#shared/utils/chat-tools'
 import { schemaHints } from './schema-hints'

@@ -1,8 +1,8 @@
 import type { WriteAction, WriteProposal } from '#shared/types/chat'
 import { labelColumns, writeSentence } from '#shared/utils/chat-tools'
 import { uuidPattern } from '#shared/utils/patterns'
-import type { Database } from '../db-drivers'
-import { quoteIdent, type TableInfo } from '../table-registry'
+import type { Database } from '../db/db-drivers'
+import { quoteIdent, type TableInfo } from '../records/table-registry'
 
 /** Which table each uuid of a write's input names: the record itself (`id`) or a foreign key's table. */
 function referencedTables(table: TableInfo, input: Record<string, unknown>): Map<string, string[]> {

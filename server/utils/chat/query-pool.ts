@@ -1,7 +1,9 @@
 import { createHmac } from 'node:crypto'
 import pg from 'pg'
-import type { Database } from '../db-drivers'
+import type { Database } from '../db/db-drivers'
 import type { ChatQueryTarget } from './query-runner'
+import { setting } from '../settings'
+import { useDb } from '../db/database'
 
 const gatewayRole = 'chat_gateway'
 

@@ -1,4 +1,4 @@
-import type { ColumnInfo, TableInfo } from '../table-registry'
+import type { ColumnInfo, TableInfo } from '../records/table-registry'
 import type { ValueHints } from './value-hints'
 
 const quoteList = (values: string[]) => values.map(value => `'${value.replace(/'/g, '\'\'')}'`).join(', ')

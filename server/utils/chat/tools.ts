@@ -3,12 +3,13 @@ import { z } from 'zod'
 import { can, type CrudAction } from '#shared/permissions'
 import type { QueryDatabaseOutput, ToolFailure, WebSearchOutput, WriteAction, WriteProposal } from '#shared/types/chat'
 import { chatQueryAttemptLimit, isToolFailure } from '#shared/utils/chat-tools'
-import { createAuditedClient } from '../audited-client'
-import { useTableRegistry, type TableInfo } from '../table-registry'
+import { createAuditedClient } from '../db/audited-client'
+import { useTableRegistry, type TableInfo, domainTables } from '../records/table-registry'
 import type { ChatCaller } from './access'
 import { queryDatabase, queryDatabaseTool, runWriteTool, toolInputJsonSchema, writeToolDefinitions } from './data-tools'
 import { writeProposal } from './proposals'
 import { chatTablePermissions, tablePermissions } from './table-permissions'
+import { setting } from '../settings'
 
 /** The registered tables that exist in the catalog, and every domain table, by name. */
 export async function chatTables(): Promise<Map<string, TableInfo>> {

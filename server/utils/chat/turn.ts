@@ -10,6 +10,8 @@ import { systemPrompt } from './prompt'
 import { useChatQueryTarget } from './query-pool'
 import { chatTables, chatTools, newTurnState, queryAttemptsExhausted, tablesAllowed } from './tools'
 import { valueHints } from './value-hints'
+import { setting } from '../settings'
+import { useTableRegistry } from '../records/table-registry'
 
 /**
  * What the browser may send for a turn: the new user message (text only), the answers to the

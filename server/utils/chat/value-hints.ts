@@ -1,5 +1,5 @@
-import type { TableInfo } from '../table-registry'
-import { quoteIdent } from '../table-registry'
+import type { TableInfo } from '../records/table-registry'
+import { quoteIdent } from '../records/table-registry'
 import { defaultChatQueryLimits, executeChatStatement, type ChatQueryTarget } from './query-runner'
 
 /** Columns with at most this many distinct values get them in the hints. */

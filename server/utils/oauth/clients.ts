@@ -5,6 +5,8 @@ import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/share
 import { z } from 'zod'
 import { guardedLookup, isPrivateLiteral, privateNetworksAllowed, webhookUrlProblem } from '../url-guard'
 import { redirectUriProblem } from './redirect-uris'
+import { setting } from '../settings'
+import { useDb } from '../db/database'
 
 /** A Client ID Metadata Document is at most this long. */
 const maxDocumentBytes = 5 * 1024

@@ -1,5 +1,6 @@
 import { hash, randomBytes } from 'node:crypto'
 import type { H3Event } from 'h3'
+import { setting } from '../settings'
 
 /** The scopes the authorization server knows: reading, and reading and writing. */
 export const oauthScopes = ['mcp:read', 'mcp:write'] as const

@@ -2,10 +2,12 @@ import type { z } from 'zod'
 import { roleTableAccess, type ConsentAnswer, type ConsentDecisionBody, type ConsentRequest, type OAuthGrant } from '#shared/utils/oauth'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import type { Role } from '#shared/permissions'
-import type { AuditedClient } from '../audited-client'
+import type { AuditedClient } from '../db/audited-client'
 import { hashSecret, newSecret } from './config'
 import { redirectHost } from './redirect-uris'
 import { forgetGrant } from './token-cache'
+import { useDb } from '../db/database'
+import { domainTables } from '../records/table-registry'
 
 interface RequestRow {
   id: string

@@ -3,10 +3,11 @@ import { InvalidGrantError, InvalidScopeError, InvalidTargetError, InvalidTokenE
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
-import type { Queryable } from '../db-drivers'
+import type { Queryable } from '../db/db-drivers'
 import { clientsStore } from './clients'
 import { accessTokenLifetimeSeconds, hashSecret, mcpResource, newSecret, oauthScopes, refreshTokenLifetimeSeconds } from './config'
 import { forgetGrant } from './token-cache'
+import { useDb } from '../db/database'
 
 type AuthorizeResponse = Parameters<OAuthServerProvider['authorize']>[2]
 

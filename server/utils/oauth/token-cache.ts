@@ -1,5 +1,5 @@
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
-import { listen, notificationsHealthy, onReconnect } from '../notifications'
+import { listen, notificationsHealthy, onReconnect } from '../db/notifications'
 
 /**
  * The access tokens this instance has verified, by the hash of the token, as key-cache.ts keeps

@@ -2,11 +2,12 @@ import type { H3Event } from 'h3'
 import { capScopesByRole } from '#shared/utils/oauth'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import type { Role } from '#shared/permissions'
-import type { Database } from '../db-drivers'
-import { enforceRateLimit, takeKeyRequest } from '../rate-limits'
+import type { Database } from '../db/db-drivers'
+import { enforceRateLimit, takeKeyRequest } from '../credentials/rate-limits'
 import { noteApiCredential } from '../api-log/recorder'
 import { hashSecret } from './config'
 import { cachedGrantToken, grantCacheGeneration, listenForGrantChanges, rememberGrantToken, type CachedGrantToken } from './token-cache'
+import { useDb } from '../db/database'
 
 /** What a request with an OAuth access token acts as: the grant, its client, team and user, and its scopes now. */
 export interface AuthenticatedGrant {

@@ -1,12 +1,13 @@
 import { hash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { DataRecord } from '#shared/types/data'
-import { joinedNames } from '../records'
-import type { TableInfo } from '../table-registry'
+import { joinedNames } from '../records/records'
+import type { TableInfo } from '../records/table-registry'
 import { apiError } from './errors'
 import type { AnswerFormat } from './negotiate'
 import { acceptedFormat } from './negotiate'
-import type { SelectItem } from './query-params'
+import type { SelectItem } from './query'
+import { requestHeader } from '../request'
 
 /** How to build an answer from a row of the select template (its columns `fields`): pairs of the answer's key and the row's key. */
 function answerKeys(table: TableInfo, registry: Map<string, TableInfo>, select: SelectItem[] | null, fields: string[]): [string, string][] {

@@ -1,7 +1,8 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
-import type { ColumnInfo, TableInfo } from '../table-registry'
+import type { ColumnInfo, TableInfo } from '../records/table-registry'
 import { badRequest as bad } from './errors'
-import type { RecordQuery } from './query-params'
+import type { RecordQuery } from './query'
+import { setting } from '../settings'
 
 let derivedKey: { secret: string, key: Buffer } | undefined
 /** The key that signs cursors, derived from the app secret (once per secret: HKDF is not free). */

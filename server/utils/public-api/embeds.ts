@@ -1,6 +1,6 @@
 import { apiError, badRequest as bad } from './errors'
-import type { Embed, QueryAccess } from './query-params'
-import type { TableInfo } from '../table-registry'
+import type { Embed, QueryAccess } from './query'
+import type { TableInfo } from '../records/table-registry'
 
 /** How deep embeddings may nest (`projects(tasks(…))` is two). */
 export const maxEmbedDepth = 3

@@ -1,6 +1,6 @@
 import type { EventHandlerRequest, H3Event } from 'h3'
 import { withRequestId } from '../api-log/recorder'
-import { settleRateLimit } from '../rate-limits'
+import { settleRateLimit } from '../credentials/rate-limits'
 
 /** The fields of an error answer besides its message: a stable code, and details and a hint when there are some. */
 export interface ApiErrorFields {

@@ -2,11 +2,15 @@ import type { H3Event } from 'h3'
 import { z } from 'zod'
 import { tableNamePattern } from '#shared/utils/patterns'
 import { scopeAllows, type ApiKeyAccess } from '#shared/utils/api-keys'
-import type { AuthenticatedKey } from '../api-keys'
-import type { AuditedClient } from '../audited-client'
-import type { TableInfo } from '../table-registry'
+import type { AuthenticatedKey } from '../credentials/api-keys'
+import type { AuditedClient } from '../db/audited-client'
+import type { TableInfo } from '../records/table-registry'
 import { requestHeader } from '../request'
 import { apiError } from './errors'
+import { domainTable } from '../records/table-registry'
+import { authApiKey, requireKeyAccess } from '../credentials/api-keys'
+import { requireIdParam } from '../validation'
+import { setting } from '../settings'
 
 /** Whether a request path (or URL from its path on) is the public API's: `/api/v1/…`, and `/rest/v1/…` where PostgREST clients look for it. */
 export function isPublicApiPath(path: string): boolean {

@@ -1,7 +1,7 @@
-import { quoteIdent, type ColumnInfo } from '../table-registry'
+import { quoteIdent, type ColumnInfo } from '../records/table-registry'
 import { selectableColumns } from './embeds'
 import { badRequest as bad } from './errors'
-import type { Embed, FilterNode, RecordQuery, SelectItem } from './query-params'
+import type { Embed, FilterNode, RecordQuery, SelectItem } from './query'
 
 const textSearch: Record<string, string> = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phraseto_tsquery', wfts: 'websearch_to_tsquery' }
 const comparators: Record<string, string> = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' }

@@ -1,20 +1,22 @@
 import type { H3Event } from 'h3'
 import type { DataRecord } from '#shared/types/data'
-import { requireTeam, type AuditedClient } from '../audited-client'
-import type { Queryable } from '../db-drivers'
+import { requireTeam, type AuditedClient } from '../db/audited-client'
+import type { Queryable } from '../db/db-drivers'
 import { readJsonBody, rejectUnstorable } from '../validation'
 import {
   createRecord, createRecords, deleteRecord, deleteRecords, inWriteTransaction,
   maxBulkRecords, updateRecord, updateRecords, upsertRecords, type RecordGuard,
-} from '../records'
-import { quoteIdent, type TableInfo } from '../table-registry'
+} from '../records/records'
+import { quoteIdent, type TableInfo, useTableRegistry } from '../records/table-registry'
 import { answerRows, jsonEtag, recordEtag } from './answer'
 import { apiError, badRequest as bad, readErrors } from './errors'
 import { acceptedFormat } from './negotiate'
 import { applyPreferences, readPreferences, type Preferences } from './preferences'
-import { columnOf, parseRecordQuery, parseSelect, unquote, type FilterNode, type QueryAccess, type RecordQuery, type SelectItem } from './query-params'
+import { columnOf, parseRecordQuery, parseSelect, unquote } from './query-params'
+import type { FilterNode, QueryAccess, RecordQuery, SelectItem } from './query'
 import { representRecords } from './read'
 import { filterSql } from './sql'
+import { requestHeader } from '../request'
 
 /** `return=representation`: the written rows as `select` asks, read in the write's own transaction. */
 function representation(table: TableInfo, teamId: string, select: SelectItem[] | null) {

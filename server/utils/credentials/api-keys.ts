@@ -1,0 +1,270 @@
+import { hash, randomBytes } from 'node:crypto'
+import type { H3Event } from 'h3'
+import type { z } from 'zod'
+import { apiKeyStatus, defaultApiKeyScopes, scopeAllows, webhooksScope, type ApiKey, type ApiKeyAccess, type ApiKeyScopes, type CreatedApiKey, type CreateApiKeyBody, type RevokedApiKey, type UpdateApiKeyBody } from '#shared/utils/api-keys'
+import { createAuditedClient, requireActor, type AuditedClient } from '../db/audited-client'
+import type { Database, Queryable } from '../db/db-drivers'
+import { cachedApiKey, forgetApiKey, keyCacheGeneration, listenForKeyChanges, rememberApiKey, rememberRevoked, revokedKeyOf } from './key-cache'
+import { noteApiCredential } from '../api-log/recorder'
+import { defineCounter } from '../metrics'
+import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-limits'
+import { disableEndpointsOfKey } from '../webhooks/webhooks-endpoints'
+import { domainTables } from '../records/table-registry'
+import { requestHeader } from '../request'
+import { useDb } from '../db/database'
+
+/** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
+export function hashApiKey(rawKey: string): string {
+  // the one-shot digest: every request with a key hashes it
+  return hash('sha256', rawKey)
+}
+
+/** A new key: 32 random bytes, base64url (43 characters); prefix = first 8; hash = SHA-256 hex. */
+export function generateApiKey(): { key: string, prefix: string, hash: string } {
+  const key = randomBytes(32).toString('base64url')
+  return { key, prefix: key.slice(0, 8), hash: hashApiKey(key) }
+}
+
+// rolled_to: the key whose rolled_from names this one (a key is rolled once: a roll needs an active key)
+const keyColumns = `k.id, k.team_id, k.created_by, p.name as created_by_name, k.name, k.key_prefix,
+  k.last_used_at, k.expires_at, k.revoked_at, k.created_at, k.scopes, k.rolled_from,
+  (select r.id from public.api_keys r where r.rolled_from = k.id and r.team_id = k.team_id
+   order by r.created_at limit 1) as rolled_to,
+  (select count(*)::int from public.webhook_endpoints e
+   where e.created_by_api_key_id = k.id and e.team_id = k.team_id and e.enabled) as webhook_endpoints`
+
+/** The team's keys, newest first, with the creator's name; never the hash. */
+export async function listApiKeys(client: AuditedClient, teamId: string): Promise<ApiKey[]> {
+  const { rows } = await client.read<ApiKey>(
+    `select ${keyColumns} from public.api_keys k left join public.profiles p on p.id = k.created_by
+     where k.team_id = $1 order by k.created_at desc, k.id desc`,
+    [teamId],
+  )
+  return rows
+}
+
+/** The scopes, after checking that each names "*", `webhooks` or a table of the public API; 400 naming the first that does not. */
+async function checkedScopes(scopes: ApiKeyScopes | undefined): Promise<ApiKeyScopes> {
+  if (!scopes) return defaultApiKeyScopes
+  const tables = new Set((await domainTables()).map(table => table.name))
+  const unknown = Object.keys(scopes).find(name => name !== '*' && name !== webhooksScope && !tables.has(name))
+  if (unknown !== undefined) throw createError({ statusCode: 400, statusMessage: `scopes.${unknown.slice(0, 63)}: is not a table of the public API` })
+  return scopes
+}
+
+/** Inserts a key row and answers it with the creator's name and the raw key (shown this once). */
+async function insertApiKey(client: Queryable, teamId: string, actorId: string, fields: { name: string, scopes: ApiKeyScopes, expires_at: string | null, rolled_from?: string }): Promise<CreatedApiKey> {
+  const { key, prefix, hash } = generateApiKey()
+  const { rows } = await client.query<ApiKey>(
+    `with k as (
+       insert into public.api_keys (team_id, name, key_prefix, key_hash, created_by, expires_at, scopes, rolled_from)
+       values ($1, $2, $3, $4, $5, $6, $7, $8) returning *
+     )
+     select ${keyColumns} from k left join public.profiles p on p.id = k.created_by`,
+    [teamId, fields.name, prefix, hash, actorId, fields.expires_at, JSON.stringify(fields.scopes), fields.rolled_from ?? null],
+  )
+  return { ...rows[0]!, key }
+}
+
+/** Creates a key for the team, made by the client's actor; the raw key is in this answer only. */
+export async function createApiKey(client: AuditedClient, teamId: string, input: z.output<typeof CreateApiKeyBody>): Promise<CreatedApiKey> {
+  const scopes = await checkedScopes(input.scopes)
+  return client.transaction(tx => insertApiKey(tx, teamId, requireActor(client), { name: input.name, scopes, expires_at: input.expires_at ?? null }))
+}
+
+/**
+ * Rolls a key of the team: a new key with the same name, scopes and expiry, while the old one
+ * keeps working for `overlapSeconds` more (0: it stops now). 404 for a key of another team,
+ * 409 for a revoked or expired one. Both changes are one transaction.
+ */
+export async function rollApiKey(client: AuditedClient, teamId: string, keyId: string, overlapSeconds: number): Promise<CreatedApiKey> {
+  const rolled = await client.transaction(async (tx) => {
+    const old = await lockActiveKey(tx, teamId, keyId, status => `This API key is ${status}; create a new one instead`)
+    // one replacement per key, so that rolled_from and rolled_to name a single chain
+    const replaced = await tx.query('select 1 from public.api_keys where rolled_from = $1 and team_id = $2', [keyId, teamId])
+    if (replaced.rowCount) throw createError({ statusCode: 409, statusMessage: 'This API key was already rolled; roll its replacement instead' })
+    await tx.query(
+      `update public.api_keys set expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => $3))
+       where id = $1 and team_id = $2`,
+      [keyId, teamId, overlapSeconds],
+    )
+    return insertApiKey(tx, teamId, requireActor(client), { name: old.name, scopes: old.scopes, expires_at: old.expires_at, rolled_from: old.id })
+  })
+  // committed: this instance forgets the old key's entry before it answers (the others on notification)
+  forgetApiKey(keyId)
+  return rolled
+}
+
+/** The team's key `keyId`, locked for the transaction; 404 for a key of another team, 409 unless it is active. */
+async function lockActiveKey(tx: Queryable, teamId: string, keyId: string, refusal: (status: string) => string): Promise<ApiKeyRow> {
+  const { rows } = await tx.query<ApiKeyRow>('select * from public.api_keys where id = $1 and team_id = $2 for update', [keyId, teamId])
+  const found = rows[0]
+  if (!found) throw createError({ statusCode: 404, statusMessage: 'API key not found' })
+  const status = apiKeyStatus(found)
+  if (status !== 'active') throw createError({ statusCode: 409, statusMessage: refusal(status) })
+  return found
+}
+
+/**
+ * Changes an active key's name, scopes or expiry (each only when given; `expires_at` null: never).
+ * 404 for a key of another team, 409 for a revoked or expired one. The change is in the activity
+ * log (the audited client), and every instance forgets the key (the api_keys trigger notifies), so
+ * new scopes and expiry hold within the key bounds.
+ */
+export async function updateApiKey(client: AuditedClient, teamId: string, keyId: string, input: z.output<typeof UpdateApiKeyBody>): Promise<ApiKey> {
+  const scopes = input.scopes === undefined ? undefined : await checkedScopes(input.scopes)
+  const updated = await client.transaction(async (tx) => {
+    await lockActiveKey(tx, teamId, keyId, status => `This API key is ${status}; it can no longer be changed`)
+    const { rows } = await tx.query<ApiKey>(
+      `with k as (
+         update public.api_keys
+         set name = coalesce($3, name),
+             scopes = coalesce($4::jsonb, scopes),
+             expires_at = case when $5 then $6::timestamptz else expires_at end
+         where id = $1 and team_id = $2 returning *
+       )
+       select ${keyColumns} from k left join public.profiles p on p.id = k.created_by`,
+      [keyId, teamId, input.name ?? null, scopes ? JSON.stringify(scopes) : null, input.expires_at !== undefined, input.expires_at ?? null],
+    )
+    return rows[0]!
+  })
+  // committed: this instance forgets the key before it answers (the others on notification)
+  forgetApiKey(keyId)
+  return updated
+}
+
+/**
+ * Revokes a key of the team: 404 for a key of another team, 409 when it is already revoked. The
+ * webhook endpoints the key made are disabled in the same transaction; the answer counts them.
+ */
+export async function revokeApiKey(client: AuditedClient, teamId: string, keyId: string): Promise<RevokedApiKey> {
+  const revoked = await client.transaction(async (tx) => {
+    const { rows } = await tx.query<ApiKey>(
+      `with k as (
+         update public.api_keys set revoked_at = now()
+         where id = $1 and team_id = $2 and revoked_at is null returning *
+       )
+       select ${keyColumns} from k left join public.profiles p on p.id = k.created_by`,
+      [keyId, teamId],
+    )
+    const apiKey = rows[0]
+    if (apiKey) return { ...apiKey, disabled_endpoints: await disableEndpointsOfKey(tx, teamId, apiKey.id, `the API key "${apiKey.name}" that created it was revoked`) }
+    const existing = await tx.query('select 1 from public.api_keys where id = $1 and team_id = $2', [keyId, teamId])
+    if (existing.rowCount) throw createError({ statusCode: 409, statusMessage: 'This API key is already revoked' })
+    throw createError({ statusCode: 404, statusMessage: 'API key not found' })
+  })
+  // committed: this instance forgets the key before it answers (the others on notification)
+  forgetApiKey(keyId)
+  return revoked
+}
+
+/** The full api_keys row (key_hash included). */
+export interface ApiKeyRow extends Omit<ApiKey, 'created_by_name' | 'rolled_to' | 'webhook_endpoints'> {
+  key_hash: string
+}
+
+const touchInterval = 60_000
+const lastTouched = new Map<string, number>()
+
+/** What a request needs of its key: who it acts for, in which team, with which scopes. */
+export type AuthenticatedKey = Pick<ApiKeyRow, 'id' | 'team_id' | 'created_by' | 'scopes'>
+
+/**
+ * Records that a key was used, at most once a minute per key (here and, through the where clause,
+ * across app instances), off the response path; a failure is logged and never reaches the request.
+ * `recentlyUsed`: the key's look-up found last_used_at within the last minute.
+ */
+function touchApiKey(db: Database, apiKey: AuthenticatedKey, recentlyUsed: boolean) {
+  const now = Date.now()
+  if (now - (lastTouched.get(apiKey.id) ?? 0) < touchInterval) return
+  lastTouched.set(apiKey.id, now)
+  if (recentlyUsed) return
+  const client = createAuditedClient(db, { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'api' })
+  client.query(
+    `update public.api_keys set last_used_at = now()
+     where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute')`,
+    [apiKey.id],
+  ).catch(error => console.error('[api-keys] could not record last_used_at for key', apiKey.id, error))
+}
+
+/** The condition that the api_keys row `alias` is neither revoked nor expired. */
+export const keyIsValidSql = (alias: string) => `${alias}.revoked_at is null and (${alias}.expires_at is null or ${alias}.expires_at > now())`
+
+/**
+ * The key's look-up ($1 the key's hash): by a unique index, so no secret is compared in
+ * JavaScript; it answers plain values (the expiry in ms since the epoch), nothing to parse.
+ */
+export const keyLookupSql = `select id, team_id, created_by, scopes, revoked_at is not null as revoked,
+    expires_at is not null and expires_at <= now() as expired,
+    extract(epoch from expires_at)::float8 * 1000 as expires_at_ms,
+    coalesce(last_used_at > now() - interval '1 minute', false) as recently_used
+  from public.api_keys where key_hash = $1`
+
+type KeyLookupRow = AuthenticatedKey & { revoked: boolean, expired: boolean, expires_at_ms: number | null, recently_used: boolean }
+
+const keyCacheHits = defineCounter('api_key_cache_hits_total', 'Public API requests whose key this instance had in memory')
+const keyCacheMisses = defineCounter('api_key_cache_misses_total', 'Public API requests whose key was looked up in the database (unknown to this instance, or dropped)')
+
+const unauthorized = (message: string) => createError({ statusCode: 401, statusMessage: message })
+
+/**
+ * Authenticates a public API request by its bearer key: 401 when the header is missing or
+ * malformed, or the key is unknown, revoked or expired; 429 over the key's rate limit. A key this
+ * instance has verified is served from memory (server/utils/credentials/key-cache.ts says for how long), its
+ * expiry checked against the clock; its request is counted from the key's leased block
+ * (server/utils/credentials/rate-limits.ts). Returns the key and an audited client (source `api`, actor the
+ * key's creator, team the key's team).
+ */
+export async function authApiKey(event: H3Event): Promise<{ apiKey: AuthenticatedKey, client: AuditedClient }> {
+  const header = requestHeader(event, 'authorization')
+  // PostgREST clients (supabase-js) also send the key as `apikey`
+  const token = header ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : requestHeader(event, 'apikey')?.trim() || undefined
+  const db = await useDb()
+  // a request without a valid key counts against its address
+  const refuse = async (message: string) => {
+    enforceRateLimit(event, await countAddressRequest(db, event), 'this address')
+    return unauthorized(message)
+  }
+  if (!token) throw await refuse('Send the API key as "Authorization: Bearer <key>" (or in an "apikey" header)')
+  const hash = hashApiKey(token)
+  // a known key's requests are in its team's API log, refused ones included
+  const known = (key: { id: string, team_id: string }) => noteApiCredential(event, { teamId: key.team_id, apiKeyId: key.id })
+  const revokedKey = revokedKeyOf(hash)
+  if (revokedKey) {
+    known(revokedKey)
+    throw await refuse('This API key has been revoked')
+  }
+  const isCached = db.kind === 'postgres'
+  if (isCached) await listenForKeyChanges()
+  let cached = isCached ? cachedApiKey(hash) : undefined
+  if (isCached) (cached ? keyCacheHits : keyCacheMisses)().inc()
+  let recentlyUsed = false
+  if (!cached) {
+    const generation = keyCacheGeneration()
+    const { rows } = await db.query<KeyLookupRow>(keyLookupSql, [hash], { prepare: true })
+    const found = rows[0]
+    if (!found) throw await refuse('Unknown API key')
+    known(found)
+    if (found.revoked) {
+      rememberRevoked(hash, found)
+      throw await refuse('This API key has been revoked')
+    }
+    if (found.expired) throw await refuse('This API key has expired')
+    cached = { id: found.id, team_id: found.team_id, created_by: found.created_by, scopes: found.scopes, expiresAt: found.expires_at_ms, verifiedAt: Date.now() }
+    recentlyUsed = found.recently_used
+    if (isCached) rememberApiKey(hash, cached, generation)
+  }
+  known(cached)
+  if (cached.expiresAt !== null && cached.expiresAt <= Date.now()) throw await refuse('This API key has expired')
+  const apiKey: AuthenticatedKey = { id: cached.id, team_id: cached.team_id, created_by: cached.created_by, scopes: cached.scopes }
+  enforceRateLimit(event, await takeKeyRequest(db, apiKey.id), 'this API key')
+  touchApiKey(db, apiKey, recentlyUsed)
+  const client = createAuditedClient(db, { actorId: apiKey.created_by, teamId: apiKey.team_id, source: 'api', apiKeyId: apiKey.id })
+  return { apiKey, client }
+}
+
+/** 403 unless the key's scopes give it `needed` access to the table, naming the table and the access. */
+export function requireKeyAccess(apiKey: Pick<ApiKeyRow, 'scopes'>, table: string, needed: ApiKeyAccess): void {
+  if (scopeAllows(apiKey.scopes, table, needed)) return
+  throw createError({ statusCode: 403, statusMessage: `This API key may not ${needed} ${table} (its scopes lack ${needed} access to it)` })
+}
