@@ -70,6 +70,10 @@ export default defineNuxtConfig({
   compatibilityDate: '2025-07-15',
 
   vite: {
+    // The browser's dependencies that Vite's first scan under `npm run dev` does not find: it found
+    // them when a page using them was first opened, and then reloaded that page (the first sign-up
+    // was created, and its form came back empty). Listed, they are prepared before the first page.
+    optimizeDeps: { include: ['zod', '@unovis/vue', '@unovis/ts', '@ai-sdk/vue', 'ai', 'marked'] },
     build: {
       rollupOptions: {
         output: {

@@ -2,6 +2,9 @@
  * The app's one date formatter, in the reader's locale and time zone. The server renders with the
  * locale of the request's Accept-Language and the time zone the browser left in the `tz` cookie
  * (UTC before its first visit); the browser takes over the same locale, and its own time zone.
+ * `now` is the moment relative times are counted from: the server's render time, which the browser
+ * hydrates with (so that "5 minutes ago" reads the same on both), then the browser's clock, kept
+ * fresh every 30 s once a page has mounted (`keepNowFresh`).
  * Usage: `const { formatDateTime } = useDates()`.
  */
 export function useDates() {
@@ -11,5 +14,15 @@ export function useDates() {
   const zoneCookie = useCookie<string | undefined>('tz', { sameSite: 'lax', maxAge: 60 * 60 * 24 * 365 })
   const timeZone = import.meta.server ? knownTimeZone(zoneCookie.value) : knownTimeZone(Intl.DateTimeFormat().resolvedOptions().timeZone)
   if (import.meta.client && zoneCookie.value !== timeZone) zoneCookie.value = timeZone
-  return datesFor({ locale: locale.value, timeZone })
+  const now = useState('dates-now', () => Date.now())
+  return { ...datesFor({ locale: locale.value, timeZone }), now }
+}
+
+let ticking: ReturnType<typeof setInterval> | undefined
+/** Moves `now` to the browser's clock, and every 30 s after (once for the whole app); call it in onMounted. */
+export function keepNowFresh(now: Ref<number>) {
+  now.value = Date.now()
+  ticking ??= setInterval(() => {
+    now.value = Date.now()
+  }, 30_000)
 }

@@ -39,22 +39,37 @@ function closeWhenUnused() {
 }
 
 /**
- * Calls `listener` with each change of the current team's records while the component is mounted,
- * and with null whenever the stream (re)opens (reload then: changes before it may be unseen).
+ * Calls `listener` with each change of the current team's records from the moment it is called
+ * (in the browser) until the component goes, and with null whenever the stream (re)opens (reload
+ * then: changes before it may be unseen). Call it before the component's first fetch: a change
+ * made between that fetch and a later subscription would reach nobody, since a stream already
+ * open (another page's, while the pages change) does not open again.
  */
 export function useLiveChanges(listener: Listener) {
+  if (import.meta.server) return
   const { currentTeam } = useWorkspace()
-  onMounted(() => {
-    listeners.add(listener)
-    if (currentTeam.value) open(currentTeam.value.id)
-  })
+  listeners.add(listener)
+  if (currentTeam.value) open(currentTeam.value.id)
   watch(() => currentTeam.value?.id, (teamId) => {
     if (teamId && listeners.has(listener)) open(teamId)
   })
-  onBeforeUnmount(() => {
+  onScopeDispose(() => {
     listeners.delete(listener)
     closeWhenUnused()
   })
+}
+
+/**
+ * A number that goes up when a record of `tables` changes (null: any table) or the stream
+ * (re)opens, at most once per `delayMs`: made before a useAsyncData and given to its `watch`, the
+ * data is subscribed to before it is first fetched, and reloaded on every change after.
+ */
+export function useLiveVersion(tables: MaybeRefOrGetter<string[] | null>, delayMs = 150): Readonly<Ref<number>> {
+  const version = ref(0)
+  useLiveRefresh(tables, () => {
+    version.value++
+  }, delayMs)
+  return version
 }
 
 /**
@@ -72,5 +87,5 @@ export function useLiveRefresh(tables: MaybeRefOrGetter<string[] | null>, refres
       void refresh()
     }, delayMs)
   })
-  onBeforeUnmount(() => clearTimeout(timer))
+  onScopeDispose(() => clearTimeout(timer))
 }

@@ -12,18 +12,21 @@ export interface AsyncFetch<T> {
 
 /**
  * The current team's routes, from one place: `url('/members')` is `/api/teams/{current}/members`,
- * `request(path, { method, body })` sends to it, `refresh(path)` reloads every useTeamFetch of
+ * `request(path, { method, body })` sends to it (with the session, also during the server's render), `refresh(path)` reloads every useTeamFetch of
  * that path (its key is the URL).
  */
 export function useTeamApi() {
   const { currentTeam } = useWorkspace()
   const teamId = computed(() => currentTeam.value?.id ?? '')
   const url = (path: string) => `/api/teams/${teamId.value}${path}`
+  // while rendering on the server, a fetch that carries the visitor's session cookie (the
+  // browser's own $fetch sends it anyway)
+  const requestFetch = useRequestFetch()
   return {
     teamId,
     url,
     request: <T = unknown>(path: string, options: { method?: 'POST' | 'PUT' | 'PATCH' | 'DELETE', body?: Body } = {}) =>
-      $fetch<T>(url(path), options),
+      requestFetch(url(path), options) as Promise<T>,
     refresh: (path: string) => refreshNuxtData(url(path)),
   }
 }
@@ -34,8 +37,7 @@ export function useTeamApi() {
  * which `<AppAsyncState :fetched="…">` displays. `immediate: false` leaves it unloaded (e.g. without permission).
  */
 export function useTeamFetch<T>(path: MaybeRefOrGetter<string>, options: { immediate?: boolean } = {}) {
-  const { url } = useTeamApi()
-  const requestFetch = useRequestFetch()
+  const { url, request } = useTeamApi()
   const key = computed(() => url(toValue(path)))
-  return useAsyncData<T>(key, () => requestFetch(key.value) as Promise<T>, { lazy: true, immediate: options.immediate ?? true })
+  return useAsyncData<T>(key, () => request<T>(toValue(path)), { lazy: true, immediate: options.immediate ?? true })
 }

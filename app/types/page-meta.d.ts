@@ -6,6 +6,8 @@ declare module '#app' {
     permission?: Permission
     /** Where a visitor without the permission is sent. */
     permissionRedirect?: string
+    /** A settings section's column: narrow for a form, wide (the default) for tables. */
+    settingsWidth?: 'narrow' | 'wide'
   }
 }
 

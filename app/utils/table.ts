@@ -47,7 +47,7 @@ export function expandColumn<T>(what: string): TableColumn<T> {
   }
 }
 
-/** A column of moments, shown muted by AppTime (relative, or `format` "date" or "datetime"), `fallback` where there is none. */
-export function timeColumn<T>(column: TableColumn<T>, fallback?: string, format?: 'relative' | 'date' | 'datetime'): TableColumn<T> {
-  return { ...column, cell: ({ getValue }) => h(AppTime, { datetime: getValue() as string | null, fallback, format, class: 'text-muted' }) }
+/** A column of moments, shown muted by AppTime, `fallback` where there is none. */
+export function timeColumn<T>(column: TableColumn<T>, fallback?: string): TableColumn<T> {
+  return { ...column, cell: ({ getValue }) => h(AppTime, { datetime: getValue() as string | null, fallback, class: 'text-muted' }) }
 }

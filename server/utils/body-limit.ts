@@ -21,9 +21,12 @@ function readLimitedBody(event: H3Event): Promise<Buffer> {
         return
       }
       request.off('data', onData)
-      // the rest of the body is drained and dropped; the connection closes after the answer
+      // the rest of the body is drained and dropped; the connection closes after the answer. Not
+      // under `nuxt dev`: there the request comes through the dev server's proxy, which is still
+      // sending the body when the app closes the connection; it then loses the answer, and the
+      // client waited five minutes for the dev server's request timeout (408) instead of this 413
       request.resume()
-      setResponseHeader(event, 'connection', 'close')
+      if (!import.meta.dev) setResponseHeader(event, 'connection', 'close')
       reject(tooLarge())
     }
     request.on('data', onData)

@@ -140,6 +140,10 @@ test('an admin creates a record, is warned when someone else changed it meanwhil
   await expect(conflict).toContainText('Hall C only')
   const { rows } = await app.db.query('select title, body from public.notes where id = $1', [noteId])
   expect(rows[0]).toEqual({ title: 'Venue shortlist', body: 'Hall C only' })
+  // what was typed stays in the form until it is dropped
+  await expect(form.getByLabel('Title')).toHaveValue('Venue choice')
+  await conflict.getByRole('button', { name: 'Drop my changes' }).click()
+  await expect(form).toHaveCount(0)
 
   await page.getByRole('button', { name: 'Delete' }).click()
   const dialog = page.getByRole('dialog')
