@@ -16,8 +16,9 @@ import { startScriptedModel, type ScriptedModelServer } from '../support/openai-
 
 const budgetKiB = 250
 // Pages still above the budget, held where they are so that they cannot grow (to bring down: the
-// keys' table and a key's API log load the form library through the shared key helpers)
-const heldKiB: Record<string, number> = { '/app/settings/api-keys': 260, '/app/settings/api-keys/{id}': 265 }
+// keys' table, a key's API log and the connected apps' grants table load the form library through
+// the shared key and OAuth helpers)
+const heldKiB: Record<string, number> = { '/app/settings/api-keys': 260, '/app/settings/api-keys/{id}': 265, '/app/settings/connected-apps': 260 }
 
 let app: TestApp
 let model: ScriptedModelServer

@@ -1,3 +1,4 @@
+import { enrolTotp } from '../support/factors'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startApp, type TestApp } from '../support/app'
 import { Client, KeyClient, addMember, createTeam, signUp } from '../support/http'
@@ -5,9 +6,8 @@ import { waitFor } from '../support/wait'
 
 // Two app processes on one Postgres: each keeps the keys it has verified in memory. A policy turned
 // on through one, and a member enrolling through one, reach the other by notification, within the
-// key bounds (a second here; 5 s without the notification connection). Enrolling is a verified
-// auth_factors row written through the first process's database (the enrolment routes are another
-// part of the app).
+// key bounds (a second here; 5 s without the notification connection). Members enrol an
+// authenticator app through the first process's routes.
 let first: TestApp
 let second: TestApp
 beforeAll(async () => {
@@ -19,8 +19,9 @@ afterAll(async () => {
   await first?.stop()
 })
 
+/** Enrols an authenticator app through the account's own routes, as the member would. */
 async function enrol(user: Client): Promise<void> {
-  await first.db.query(`insert into public.auth_factors (user_id, type, name, verified_at) values ($1, 'passkey', 'Laptop', now())`, [user.user!.id])
+  await enrolTotp(user)
 }
 
 describe('the two-factor policy across two app processes', () => {

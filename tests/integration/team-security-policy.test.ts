@@ -1,3 +1,4 @@
+import { enrolTotp } from '../support/factors'
 import { createClient, type RealtimeChannel, type SupabaseClient } from '@supabase/supabase-js'
 import WebSocket from 'ws'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -9,8 +10,8 @@ import { waitFor } from '../support/wait'
 
 // A team's two-factor policy, on every door: the session routes, the keys a non-compliant member
 // made (/api/v1, /rest/v1, /mcp, the event stream, the realtime socket) and the OAuth grants they
-// gave (/mcp). Enrolling a factor is a verified auth_factors row written in SQL here (the
-// enrolment routes are another part of the app); on Postgres it notifies every instance.
+// gave (/mcp). Members enrol an authenticator app through the account's routes, with codes
+// computed from the secret; on Postgres the new factor notifies every instance.
 let app: TestApp
 beforeAll(async () => {
   app = await startApp({ CHANGES_HEARTBEAT_MS: '300' })
@@ -26,9 +27,9 @@ afterEach(async () => {
   for (const client of sockets.splice(0)) await client.removeAllChannels()
 })
 
-/** The stand-in for enrolling: a verified factor of the user. */
+/** Enrols an authenticator app through the account's own routes, as the member would. */
 async function enrol(user: Client): Promise<void> {
-  await app.db.query(`insert into public.auth_factors (user_id, type, name, verified_at) values ($1, 'totp', 'Phone', now())`, [user.user!.id])
+  await enrolTotp(user)
 }
 
 async function setPolicy(fx: TeamFixture, require_two_factor: string, grace_days = 0) {
