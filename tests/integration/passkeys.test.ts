@@ -144,4 +144,24 @@ describe('passkeys', () => {
     expect(reauth.status, JSON.stringify(reauth.body)).toBe(200)
     expect((await client.post('/api/auth/recovery-codes')).status).toBe(200)
   })
+
+  it('the second step takes whichever of the account\'s passkeys the browser picked, never another account\'s', async () => {
+    const email = uniqueEmail('two-passkeys')
+    const owner = await signUp(app, { email, password })
+    const { answer: phone } = await registerPasskey(owner, 'Phone')
+    const { passkey: laptop } = await registerPasskey(owner, 'Laptop')
+    const stranger = await signUp(app, { email: uniqueEmail('stranger'), password })
+    const { passkey: strangers } = await registerPasskey(stranger, 'Theirs')
+
+    const { client } = await signInPassword(app, email, password)
+    // the page names the first passkey; the browser answers with the second
+    const options = await client.post('/api/auth/mfa/passkey/options')
+    const foreign = await client.post('/api/auth/mfa/verify', { factor_id: phone.body.factor.id, response: strangers.assert(options.body, stranger.user!.id) })
+    expect(foreign.status).toBe(401)
+    expect((await client.get('/api/auth/me')).body.aal).toBe(1)
+    const retry = await client.post('/api/auth/mfa/passkey/options')
+    const verified = await client.post('/api/auth/mfa/verify', { factor_id: phone.body.factor.id, response: laptop.assert(retry.body, owner.user!.id) })
+    expect(verified.status, JSON.stringify(verified.body)).toBe(200)
+    expect((await client.get('/api/auth/me')).body.aal).toBe(2)
+  })
 })

@@ -110,7 +110,9 @@ export async function proveSecondFactor(
   const factor = await findFactor(db, userId, body.factor_id)
   if (factor?.type !== 'passkey') throw factorNotFound()
   const binding: ChallengeBinding = { sessionId: state.sessionId }
-  if (await verifyAssertion(event, db, body.response, purpose, binding, { userId, factorId: factor.id })) return 'passkey'
+  // the browser picks which of the account's passkeys answers (the page cannot know which one it
+  // will be), so any passkey of this account is accepted; another account's is not
+  if (await verifyAssertion(event, db, body.response, purpose, binding, { userId })) return 'passkey'
   await fail('passkey')
   throw passkeyRefused()
 }
