@@ -67,8 +67,10 @@ test.describe('one date format, the reader\'s', () => {
 
     await signInPage(page, app.url, owner.user!.email, `/app/data/tasks/${task.id}`)
     const fields = page.getByTestId('record-fields')
-    // updated_at (a timestamp to the millisecond) is written as every other moment, never raw
-    await expect(fields).toContainText(expected(saved.updated_at, 'en-US'))
+    // updated_at (a timestamp to the millisecond) is written as every other moment, never raw: by
+    // the app's one rule, relative within a day (updated just now) with the full date and time on
+    // hover, else the full date and time (created a week ago)
+    await expect(fields.locator(`time[title="${expected(saved.updated_at, 'en-US')}"]`)).not.toHaveCount(0)
     await expect(fields).toContainText(expected(saved.created_at, 'en-US'))
     await expect(fields).not.toContainText(/\d{4}-\d{2}-\d{2}T/)
     const history = page.getByTestId('record-history')
@@ -101,7 +103,8 @@ test.describe('in another locale', () => {
     const { owner, teamId } = await ownerWithTeam(app, { owner: 'Greta Datum', team: 'Datum Team' })
     const task = (await owner.post(`/api/teams/${teamId}/records/tasks`, { title: 'Datiert' })).body
     await signInPage(page, app.url, owner.user!.email, `/app/data/tasks/${task.id}`)
-    await expect(page.getByTestId('record-fields')).toContainText(expected(task.created_at, 'de-DE'))
+    // created just now: relative on the page, the full German date and time on hover
+    await expect(page.getByTestId('record-fields').locator(`time[title="${expected(task.created_at, 'de-DE')}"]`)).not.toHaveCount(0)
   })
 })
 

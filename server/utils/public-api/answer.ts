@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { DataRecord } from '#shared/types/data'
-import { csvHeader, csvRows } from '../csv'
+import { csvField } from '../csv'
 import { joinedNames } from '../records/records'
 import type { TableInfo } from '../records/table-registry'
 import { apiError } from './errors'
@@ -59,10 +59,14 @@ function rowBuilder(keys: [string, number][]): (row: unknown[]) => DataRecord {
   }
   return build
 }
-/** Rows as CSV (server/utils/csv.ts) with a header line of their keys. */
+/**
+ * Rows as CSV with a header line of their keys, each field written by the app's one CSV writer
+ * (server/utils/csv.ts: quoted, formulas defused); lines as PostgREST writes them (LF between
+ * them, none after the last), which is what supabase-js's csv() hands its caller.
+ */
 export function recordsCsv(rows: DataRecord[]): string {
   const keys = Object.keys(rows[0] ?? {})
-  return csvHeader(keys) + csvRows(keys, rows)
+  return [keys.map(csvField).join(','), ...rows.map(row => keys.map(key => csvField(row[key])).join(','))].join('\n')
 }
 
 /**
