@@ -51,6 +51,9 @@ describe('the two-factor policy across two app processes', () => {
     await enrol(admin)
     await waitFor('the other process to serve the key again', async () => (await onSecond.get('/api/v1/tasks')).status === 200, { timeoutMs: 5_000 })
     expect((await onFirst.get('/api/v1/tasks')).status).toBe(200)
+    // the first factor raised the admin's session under a new id and ended the old one
+    expect((await adminOnSecond.get(`/api/teams/${teamId}`)).status).toBe(401)
+    adminOnSecond.cookie = admin.cookie
     expect((await adminOnSecond.get(`/api/teams/${teamId}`)).status).toBe(200)
   })
 })
