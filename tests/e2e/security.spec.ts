@@ -33,7 +33,28 @@ async function addAuthenticator(page: Page) {
   const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
     options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
   })
+  // observes (without changing) the page's requests for a passkey: whether the sign-in page's
+  // autofill request is waiting in the browser
+  await page.addInitScript(() => {
+    const credentials = navigator.credentials
+    const get = credentials.get.bind(credentials)
+    const marked = window as unknown as { autofillWaiting: boolean }
+    marked.autofillWaiting = false
+    credentials.get = (options?: CredentialRequestOptions) => {
+      const request = get(options)
+      if (options?.mediation === 'conditional') {
+        marked.autofillWaiting = true
+        void request.finally(() => { marked.autofillWaiting = false }).catch(() => {})
+      }
+      return request
+    }
+  })
   return { cdp, authenticatorId }
+}
+
+/** Waits until the sign-in page's autofill request for a passkey is open in the browser. */
+async function autofillWaiting(page: Page) {
+  await page.waitForFunction(() => (window as unknown as { autofillWaiting: boolean }).autofillWaiting)
 }
 
 /** A browser context signed in with the client's session (as if it had signed in there). */
@@ -120,6 +141,7 @@ test('a passkey is registered on the Security page, then signs in without a pass
   // loads, so that the autofill's request stays open until the button's request replaces it
   await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: false })
   await signOut(page)
+  await autofillWaiting(page)
   await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: true })
   const buttonOptions = page.waitForRequest(request => request.url().endsWith('/api/auth/passkey/options'))
   await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
@@ -130,6 +152,7 @@ test('a passkey is registered on the Security page, then signs in without a pass
   // the password, then the passkey as the second factor
   await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: false })
   await signOut(page)
+  await autofillWaiting(page)
   await page.getByLabel('E-mail').fill(owner.user!.email)
   await page.getByLabel('Password').fill(e2ePassword)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
