@@ -3,7 +3,7 @@ import type { TestApp } from '../support/app'
 import { appForSpec, openPage, ownerWithTeam } from '../support/browser'
 import type { Client } from '../support/http'
 import { waitFor } from '../support/wait'
-import { axeOn, seriousViolations } from '../support/axe'
+import { problemsAtEveryWidth } from '../support/axe'
 
 // What an admin sees of a key's requests: the key list's 24-hour count, the key's page (usage,
 // most frequent errors, its log, an entry in a panel), and the team's API log tab with a search
@@ -92,43 +92,17 @@ test('the API log tab finds a request by the id an integration quotes', async ({
   await page.context().close()
 })
 
-/** Visible controls whose box reaches past the left or right edge of the viewport. */
-function controlsOutside(page: Page) {
-  return page.evaluate(() => {
-    const width = document.documentElement.clientWidth
-    return [...document.querySelectorAll<HTMLElement>('button, a[href], input, select, textarea, [role="button"], [role="combobox"]')]
-      .filter(element => element.checkVisibility({ visibilityProperty: true, opacityProperty: true }))
-      .filter((element) => {
-        const box = element.getBoundingClientRect()
-        return box.width > 1 && box.height > 1 && (box.left < -1 || box.right > width + 1)
-      })
-      .map(element => `${element.tagName.toLowerCase()} "${(element.getAttribute('aria-label') ?? element.textContent ?? '').trim().slice(0, 40)}"`)
-  })
-}
-
 for (const path of ['/app/settings/api-keys/:key', '/app/settings/api-log', '/app/settings/api-log (entry open)']) {
   test(`${path} at 390, 820 and 1440 px, light and dark: no serious axe violation, nothing off screen`, async ({ browser }) => {
-    const problems: string[] = []
-    for (const scheme of ['light', 'dark'] as const) {
-      const page = await signedIn(browser, { width: 390, scheme })
-      await openPage(page, app.url, path.replace(':key', keyId).replace(' (entry open)', ''))
-      await expect(page.getByTestId('api-log-open').first()).toBeVisible()
-      if (path.endsWith('(entry open)')) {
-        await page.getByTestId('api-log-open').first().click()
-        await expect(page.getByTestId('api-log-entry')).toBeVisible()
-        await page.waitForFunction(() => document.getAnimations().every(animation => animation.playState !== 'running'))
-      }
-      for (const width of [390, 820, 1440]) {
-        await page.setViewportSize({ width, height: width < 800 ? 844 : 900 })
-        await expect(page.locator('[aria-busy="true"]')).toHaveCount(0)
-        const where = `${path} at ${width}px ${scheme}`
-        for (const violation of await seriousViolations(axeOn(page))) {
-          problems.push(`${where}: ${violation.id} (${violation.impact}) ${violation.nodes.slice(0, 3).map(node => node.target.join(' ')).join(', ')}`)
-        }
-        for (const control of await controlsOutside(page)) problems.push(`${where}: ${control} is outside the viewport`)
-      }
-      await page.context().close()
+    const page = await signedIn(browser, { width: 390, scheme: 'dark' })
+    await openPage(page, app.url, path.replace(':key', keyId).replace(' (entry open)', ''))
+    await expect(page.getByTestId('api-log-open').first()).toBeVisible()
+    if (path.endsWith('(entry open)')) {
+      await page.getByTestId('api-log-open').first().click()
+      await expect(page.getByTestId('api-log-entry')).toBeVisible()
     }
+    const problems = await problemsAtEveryWidth(page, path)
+    await page.context().close()
     expect(problems).toEqual([])
   })
 }

@@ -44,7 +44,10 @@ async function addAuthenticator(page: Page) {
       const request = get(options)
       if (options?.mediation === 'conditional') {
         marked.autofillWaiting = true
-        void request.finally(() => { marked.autofillWaiting = false }).catch(() => {})
+        const done = () => {
+          marked.autofillWaiting = false
+        }
+        request.then(done, done)
       }
       return request
     }
