@@ -10,13 +10,14 @@ const alias = {
 // Route and database tests run once per database: always on the embedded PGlite, and on a
 // Postgres server too when TEST_DATABASE_URL is set (each test file gets its own database).
 // A `*.postgres.test.ts` file is about a Postgres server itself (restarting one, several app
-// processes on one) and runs in the postgres project only.
+// processes on one) and runs in the postgres project only; a `*.pglite.test.ts` file is about the
+// embedded database alone (`npm run dev` as it starts) and runs in the pglite project only.
 const databaseProject = (kind: 'pglite' | 'postgres'): TestProjectInlineConfiguration => ({
   resolve: { alias },
   test: {
     name: kind,
     include: ['tests/integration/**/*.test.ts'],
-    exclude: kind === 'pglite' ? [...configDefaults.exclude, 'tests/integration/**/*.postgres.test.ts'] : configDefaults.exclude,
+    exclude: [...configDefaults.exclude, `tests/integration/**/*.${kind === 'pglite' ? 'postgres' : 'pglite'}.test.ts`],
     env: { TEST_DB_KIND: kind },
     globalSetup: ['tests/support/global-setup.ts'],
     testTimeout: 60_000,

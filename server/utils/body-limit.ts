@@ -21,16 +21,20 @@ function readLimitedBody(event: H3Event): Promise<Buffer> {
         return
       }
       request.off('data', onData)
-      // the rest of the body is drained and dropped; the connection closes after the answer. Not
-      // under `nuxt dev`: there the request comes through the dev server's proxy, which is still
-      // sending the body when the app closes the connection; it then loses the answer, and the
-      // client waited five minutes for the dev server's request timeout (408) instead of this 413
+      // the rest of the body is drained and dropped, and the connection closes after the answer.
+      // Not so under `nuxt dev`: there the request comes through the dev server's proxy, which
+      // loses an answer sent while it is still sending the body (the client waited for the dev
+      // server's request timeout, a 408, instead of this 413), so the answer waits for the body's end
       request.resume()
-      if (!import.meta.dev) setResponseHeader(event, 'connection', 'close')
+      if (import.meta.dev) {
+        request.once('end', () => reject(tooLarge()))
+        return
+      }
+      setResponseHeader(event, 'connection', 'close')
       reject(tooLarge())
     }
     request.on('data', onData)
-    request.once('end', () => resolve(Buffer.concat(chunks)))
+    request.once('end', () => size <= maxBodyBytes && resolve(Buffer.concat(chunks)))
     request.once('error', reject)
   })
 }
