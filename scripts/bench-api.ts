@@ -57,7 +57,7 @@ import { createDatabase } from '../server/utils/db/db-drivers'
 import { auditContextValues, auditedWriteSql } from '../server/utils/db/audited-client'
 import { announceEventsSql, announcer } from '../server/utils/changes/announce'
 import { countRequestSql } from '../server/utils/credentials/rate-limits'
-import { insertStatement, joinedNames, listRecordsSql, recordSelectTemplate } from '../server/utils/records/records'
+import { insertStatement, joinedNames, listRecordsSql, recordSelectTemplate } from '../server/utils/records/record-sql'
 import { readCatalog, type TableInfo } from '../server/utils/records/table-registry'
 
 // The statement an earlier design ran on every request (the key's look-up and its rate count in
