@@ -5,7 +5,7 @@ import { scopeAllows, type ApiKeyScopes } from '#shared/utils/api-keys'
 import { recordSchemas } from '../records/record-input'
 import type { TableInfo } from '../records/table-registry'
 import type { JsonSchema } from '../records/column-types'
-import { bodySchema, errorResponse, header, parameter, recordSchema, withRanges } from './openapi-parts'
+import { bodySchema, errorResponse, header, parameter, rateLimitHeaders, recordSchema, withRanges } from './openapi-parts'
 import { changeEventSchema, changeFeedPaths, webhookEndpointPaths, webhookEndpointSchemas } from './openapi-other-paths'
 
 /** limit and offset as query parameters, from the schema that validates them. */
