@@ -17,8 +17,8 @@ import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import pg from 'pg'
 import WebSocket from 'ws'
-import { benchDatabase } from './bench-database'
-import { freePort } from '../tests/support/ports'
+import { benchDatabase } from './harness/bench-database'
+import { freePort } from './harness/ports'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const subscriberCount = Number(process.env.BENCH_SUBSCRIBERS ?? 500)

@@ -11,8 +11,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
 import pg from 'pg'
-import { benchDatabase } from './bench-database'
-import { freePort } from '../tests/support/ports'
+import { benchDatabase } from './harness/bench-database'
+import { freePort } from './harness/ports'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const revocations = Number(process.env.BENCH_REVOCATIONS ?? 100)
