@@ -33,26 +33,38 @@ export interface StartOptions {
   nodeArgs?: string[]
   /** Start on an empty database, which the app migrates itself (else a copy of the migrated template). */
   emptyDatabase?: boolean
+  /** Another build's server entry (a benchmark comparing builds); default: this checkout's build. */
+  entry?: string
 }
 
 export const outputDir = process.env.APP_BUILD_DIR ? `${process.env.APP_BUILD_DIR}/output` : '.output'
 const serverEntry = resolve(outputDir, 'server/index.mjs')
 export const testSessionPassword = 'test-session-password-0123456789-abcdef'
 
-async function waitUntilUp(url: string, child: ChildProcess, output: string[]) {
+/**
+ * Starts a node process (a server) and waits until `probe` answers below 500 (`ok`: with a 2xx);
+ * it throws with the process's output (the lines it printed, also pushed onto `output`) when the
+ * process exits first or is not up within 60 s.
+ */
+export async function startProcess(args: string[], env: NodeJS.ProcessEnv, probe: string, { ok = false, output = [] as string[] } = {}): Promise<{ child: ChildProcess, output: string[] }> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  child.stdout!.on('data', chunk => output.push(String(chunk)))
+  child.stderr!.on('data', chunk => output.push(String(chunk)))
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`The app exited (${child.exitCode}):\n${output.join('')}`)
+    if (child.exitCode !== null) throw new Error(`The process exited (${child.exitCode}):\n${output.join('')}`)
     try {
-      const response = await fetch(`${url}/api/health`)
-      if (response.ok) return
+      const response = await fetch(probe)
+      await response.arrayBuffer()
+      if (ok ? response.ok : response.status < 500) return { child, output }
     }
     catch {
       // not listening yet
     }
     await new Promise(r => setTimeout(r, 100))
   }
-  throw new Error(`The app did not start within 60 s:\n${output.join('')}`)
+  child.kill('SIGKILL')
+  throw new Error(`The process did not start within 60 s:\n${output.join('')}`)
 }
 
 /**
@@ -89,29 +101,24 @@ export async function startApp(env: Record<string, string> = {}, options: StartO
     cleanup = server.drop
   }
 
-  let child: ChildProcess
+  let child: ChildProcess | undefined
   let extraEnv = env
   const launch = async () => {
-    child = spawn(process.execPath, [...(options.nodeArgs ?? []), serverEntry], {
-      env: {
-        ...process.env,
-        NODE_ENV: 'production',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        NUXT_SESSION_PASSWORD: testSessionPassword,
-        NUXT_SEED_DEMO: 'false',
-        NUXT_BASE_URL: url,
-        ...dbEnv,
-        ...extraEnv,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    child.stdout!.on('data', chunk => output.push(String(chunk)))
-    child.stderr!.on('data', chunk => output.push(String(chunk)))
-    await waitUntilUp(url, child, output)
+    const env = {
+      ...process.env,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      NUXT_SESSION_PASSWORD: testSessionPassword,
+      NUXT_SEED_DEMO: 'false',
+      NUXT_BASE_URL: url,
+      ...dbEnv,
+      ...extraEnv,
+    }
+    child = (await startProcess([...(options.nodeArgs ?? []), options.entry ?? serverEntry], env, `${url}/api/health`, { ok: true, output })).child
   }
   const kill = (signal: NodeJS.Signals = 'SIGTERM') => new Promise<void>((done) => {
-    if (child.exitCode !== null || child.signalCode !== null) return done()
+    if (!child || child.exitCode !== null || child.signalCode !== null) return done()
     child.once('exit', () => done())
     child.kill(signal)
   })
@@ -139,10 +146,10 @@ export async function startApp(env: Record<string, string> = {}, options: StartO
       return db
     },
     get pid() {
-      return child.pid!
+      return child!.pid!
     },
     get hasExited() {
-      return child.exitCode !== null || child.signalCode !== null
+      return child!.exitCode !== null || child!.signalCode !== null
     },
     kill,
     async restart(env2 = {}) {
