@@ -4,7 +4,7 @@ import { openPage, useColorScheme } from '../support/browser'
 import { enrolTotp } from '../support/factors'
 import { addMember, createTeam, signUp, uniqueEmail, type Client } from '../support/http'
 import { startScriptedModel, type ScriptedModelServer } from '../support/openai-server'
-import { axeOn, seriousViolations } from '../support/axe'
+import { axeOn, controlsOutside, seriousViolations } from '../support/axe'
 
 // Every page of the app, at three widths in light and dark: axe-core finds no critical or serious
 // violation, and no visible control (button, link, field) lies outside the viewport sideways.
@@ -165,20 +165,6 @@ async function expectCreated(client: Client, path: string, body: unknown) {
   const answer = await client.post(path, body)
   expect(answer.status, `${path}: ${JSON.stringify(answer.body)}`).toBe(201)
   return answer.body
-}
-
-/** Visible controls whose box reaches past the left or right edge of the viewport. */
-function controlsOutside(page: Page) {
-  return page.evaluate(() => {
-    const width = document.documentElement.clientWidth
-    return [...document.querySelectorAll<HTMLElement>('button, a[href], input, select, textarea, [role="button"], [role="combobox"]')]
-      .filter(element => element.checkVisibility({ visibilityProperty: true, opacityProperty: true }))
-      .filter((element) => {
-        const box = element.getBoundingClientRect()
-        return box.width > 1 && box.height > 1 && (box.left < -1 || box.right > width + 1)
-      })
-      .map(element => `${element.tagName.toLowerCase()} "${(element.getAttribute('aria-label') ?? element.textContent ?? '').trim().slice(0, 40)}"`)
-  })
 }
 
 /**

@@ -3,7 +3,7 @@ import type { TestApp } from '../support/app'
 import { appForSpec, openPage, ownerWithTeam } from '../support/browser'
 import type { Client } from '../support/http'
 import { waitFor } from '../support/wait'
-import { axeOn, seriousViolations } from '../support/axe'
+import { axeOn, controlsOutside, seriousViolations } from '../support/axe'
 
 // What an admin sees of a key's requests: the key list's 24-hour count, the key's page (usage,
 // most frequent errors, its log, an entry in a panel), and the team's API log tab with a search
@@ -91,20 +91,6 @@ test('the API log tab finds a request by the id an integration quotes', async ({
   await expect(page.getByTestId('api-log-open')).toHaveCount(6)
   await page.context().close()
 })
-
-/** Visible controls whose box reaches past the left or right edge of the viewport. */
-function controlsOutside(page: Page) {
-  return page.evaluate(() => {
-    const width = document.documentElement.clientWidth
-    return [...document.querySelectorAll<HTMLElement>('button, a[href], input, select, textarea, [role="button"], [role="combobox"]')]
-      .filter(element => element.checkVisibility({ visibilityProperty: true, opacityProperty: true }))
-      .filter((element) => {
-        const box = element.getBoundingClientRect()
-        return box.width > 1 && box.height > 1 && (box.left < -1 || box.right > width + 1)
-      })
-      .map(element => `${element.tagName.toLowerCase()} "${(element.getAttribute('aria-label') ?? element.textContent ?? '').trim().slice(0, 40)}"`)
-  })
-}
 
 for (const path of ['/app/settings/api-keys/:key', '/app/settings/api-log', '/app/settings/api-log (entry open)']) {
   test(`${path} at 390, 820 and 1440 px, light and dark: no serious axe violation, nothing off screen`, async ({ browser }) => {

@@ -19,3 +19,17 @@ export async function seriousViolations(check: AxeBuilder): Promise<Violation[]>
   const { violations } = await check.analyze()
   return violations.filter(violation => violation.impact === 'critical' || violation.impact === 'serious')
 }
+
+/** Visible controls whose box reaches past the left or right edge of the viewport. */
+export function controlsOutside(page: Page) {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth
+    return [...document.querySelectorAll<HTMLElement>('button, a[href], input, select, textarea, [role="button"], [role="combobox"]')]
+      .filter(element => element.checkVisibility({ visibilityProperty: true, opacityProperty: true }))
+      .filter((element) => {
+        const box = element.getBoundingClientRect()
+        return box.width > 1 && box.height > 1 && (box.left < -1 || box.right > width + 1)
+      })
+      .map(element => `${element.tagName.toLowerCase()} "${(element.getAttribute('aria-label') ?? element.textContent ?? '').trim().slice(0, 40)}"`)
+  })
+}
