@@ -44,7 +44,9 @@ async function addAuthenticator(page: Page) {
       const request = get(options)
       if (options?.mediation === 'conditional') {
         marked.autofillWaiting = true
-        void request.finally(() => { marked.autofillWaiting = false }).catch(() => {})
+        void request.finally(() => {
+          marked.autofillWaiting = false
+        }).catch(() => {})
       }
       return request
     }
