@@ -50,21 +50,3 @@ export function passkeyErrorMessage(error: unknown): string {
   if (name === 'NotSupportedError') return 'This browser or device cannot use passkeys.'
   return (error as { message?: string } | null)?.message || 'The passkey could not be used.'
 }
-
-/**
- * A second step with a passkey of the account (the sign-in's, a re-authentication's): asks for a
- * passkey with the options from `optionsUrl` and hands the answer, with the factor it names (else
- * the first passkey), to `send`. A browser's failure becomes a form error in plain words; the
- * server's answers pass as they are.
- */
-export async function answerWithPasskey(optionsUrl: string, passkeys: { id: string }[], send: (body: { factor_id?: string, response: AuthenticationResponseJSON }) => Promise<void>): Promise<void> {
-  try {
-    const response = await askForPasskey(optionsUrl)
-    const factor = passkeys.find(passkey => passkey.id === response.id) ?? passkeys[0]
-    await send({ factor_id: factor?.id, response })
-  }
-  catch (failure) {
-    if (errorStatus(failure)) throw failure
-    throw { data: { error: passkeyErrorMessage(failure) } }
-  }
-}
