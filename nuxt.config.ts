@@ -1,7 +1,7 @@
 // https://nuxt.com/docs/api/configuration/nuxt-config
 
 // APP_BUILD_DIR moves the build (and its output) aside, so that several builds can coexist
-// on one machine (tests/support/app.ts reads the same variable).
+// on one machine (scripts/harness/app.ts reads the same variable).
 const buildRoot = process.env.APP_BUILD_DIR
 
 export default defineNuxtConfig({

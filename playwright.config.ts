@@ -1,6 +1,6 @@
 import { defineConfig } from '@playwright/test'
 
-// Each spec starts its own app on a fresh database with startApp() (tests/support/app.ts),
+// Each spec starts its own app on a fresh database with startApp() (scripts/harness/app.ts),
 // so that it can pass the settings it needs (a webhook receiver, a scripted model server).
 // Nothing is shared between spec files, so two workers run two of them at once, each with its
 // own app; a spec whose tests do not depend on each other (a11y.spec.ts) says so with

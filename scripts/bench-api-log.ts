@@ -8,40 +8,17 @@
 // BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
 // BENCH_LOG_ROWS and BENCH_LOG_REQUESTS (default 30 per figure) tune the run; BENCH_KEEP_DATABASE=1
 // keeps the database afterwards.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
 import pg from 'pg'
-import { benchDatabase } from './bench-database'
-import { freePort } from '../tests/support/ports'
+import { benchDatabase } from './harness/bench-database'
+import { startApp, type TestApp } from './harness/app'
 import { latencyBounds } from '../server/utils/api-log/latency'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const rows = Number(process.env.BENCH_LOG_ROWS ?? 10_000_000)
 const requests = Number(process.env.BENCH_LOG_REQUESTS ?? 30)
 const days = 30
-
-async function startApp(entry: string, databaseUrl: string, port: number): Promise<ChildProcess> {
-  const output: string[] = []
-  const child = spawn(process.execPath, [entry], {
-    env: { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), NUXT_DATABASE_URL: databaseUrl, NUXT_SESSION_PASSWORD: randomBytes(24).toString('hex'), NUXT_SEED_DEMO: 'false' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  child.stdout!.on('data', chunk => output.push(String(chunk)))
-  child.stderr!.on('data', chunk => output.push(String(chunk)))
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`The app exited:\n${output.join('')}`)
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/api/health`)).ok) return child
-    }
-    catch {
-      // not listening yet
-    }
-    await new Promise(r => setTimeout(r, 100))
-  }
-  throw new Error(`The app did not start within 60 s:\n${output.join('')}`)
-}
 
 /** Signs up, makes a team and a key through the app; answers the session cookie, the team and the key's id. */
 async function owner(base: string): Promise<{ cookie: string, teamId: string, keyId: string }> {
@@ -117,13 +94,12 @@ async function timed(url: string, cookie: string, count: number): Promise<{ p50:
 }
 
 async function main() {
-  const { entry, name, databaseUrl } = await benchDatabase(serverUrl)
-  let app: ChildProcess | undefined
+  const { name, databaseUrl, drop } = await benchDatabase(serverUrl)
+  let app: TestApp | undefined
   try {
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
     console.info(`[bench] database ${name}; starting the app (applies the migrations)...`)
-    app = await startApp(entry, databaseUrl, port)
+    app = await startApp({}, { databaseUrl })
+    const base = app.url
     const { cookie, teamId, keyId } = await owner(base)
     console.info(`[bench] generating ${rows.toLocaleString('en')} entries over ${days} days for one key...`)
     const began = performance.now()
@@ -148,15 +124,8 @@ async function main() {
     console.info(`load average before: ${load0.map(l => l.toFixed(2)).join(' ')}, after: ${load1.map(l => l.toFixed(2)).join(' ')} (2 cores)`)
   }
   finally {
-    app?.kill('SIGTERM')
-    await new Promise(r => setTimeout(r, 500))
-    if (process.env.BENCH_KEEP_DATABASE) console.info(`[bench] kept the database ${databaseUrl} (BENCH_KEEP_DATABASE)`)
-    else {
-      const cleanup = new pg.Client({ connectionString: serverUrl })
-      await cleanup.connect()
-      await cleanup.query(`drop database if exists ${name} with (force)`)
-      await cleanup.end()
-    }
+    await app?.stop()
+    await drop()
   }
 }
 

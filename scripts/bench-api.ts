@@ -43,21 +43,21 @@
 // to read with `perf report -i <file> --sort sym`. BENCH_SYSCALLS=1 (with BENCH_BACKENDS) counts the
 // system calls of each target's server and of its Postgres processes per request, by call (perf stat).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import http from 'node:http'
 import pg from 'pg'
 import { postgresCpuMs, postgresSchedules, processCpuMs, processSchedule, type Schedule } from './bench-cpu'
-import { benchDatabase } from './bench-database'
-import { freePort } from '../tests/support/ports'
+import { benchDatabase } from './harness/bench-database'
+import { startApp, startProcess, type StartOptions, type TestApp } from './harness/app'
+import { freePort } from './harness/ports'
 import { generateApiKey, hashApiKey, keyIsValidSql } from '../server/utils/credentials/api-keys'
 import { createDatabase } from '../server/utils/db/db-drivers'
 import { auditContextValues, auditedWriteSql } from '../server/utils/db/audited-client'
 import { announceEventsSql, announcer } from '../server/utils/changes/announce'
 import { countRequestSql } from '../server/utils/credentials/rate-limits'
-import { insertStatement, joinedNames, listRecordsSql, recordSelectTemplate } from '../server/utils/records/records'
+import { insertStatement, joinedNames, listRecordsSql, recordSelectTemplate } from '../server/utils/records/record-sql'
 import { readCatalog, type TableInfo } from '../server/utils/records/table-registry'
 
 // The statement an earlier design ran on every request (the key's look-up and its rate count in
@@ -87,31 +87,6 @@ const ids = {
   deepTeam: '00000000-0000-4000-8000-00000000b020',
 }
 const newTask = { title: 'Benchmark write', priority: 2, project_id: ids.project }
-
-async function waitUntilUp(url: string, child: ChildProcess, output: string[]) {
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`The server exited:\n${output.join('')}`)
-    try {
-      if ((await fetch(url)).status < 500) return
-    }
-    catch {
-      // not listening yet
-    }
-    await new Promise(r => setTimeout(r, 100))
-  }
-  throw new Error(`The server did not start within 60 s:\n${output.join('')}`)
-}
-
-async function start(args: string[], env: Record<string, string>, probe: string): Promise<ChildProcess> {
-  const output: string[] = []
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  if (env.PGAPPNAME) connectionNames.set(child.pid!, env.PGAPPNAME)
-  child.stdout!.on('data', chunk => output.push(String(chunk)))
-  child.stderr!.on('data', chunk => output.push(String(chunk)))
-  await waitUntilUp(probe, child, output)
-  return child
-}
 
 /** The app's catalog of tables, read over a pg pool. */
 function catalogOf(pool: pg.Pool): Promise<Map<string, TableInfo>> {
@@ -607,40 +582,41 @@ const verdict = (ratio: number, target: number, atLeast = true) =>
   `${ratio.toFixed(3)} (target ${atLeast ? '>=' : '<='} ${target}) ${(atLeast ? ratio >= target : ratio <= target) ? 'OK' : 'MISSED'}`
 
 async function main() {
-  const { entry, name, databaseUrl } = await benchDatabase(serverUrl)
-  const children: ChildProcess[] = []
+  const { name, databaseUrl, drop } = await benchDatabase(serverUrl)
+  const apps: TestApp[] = []
+  let bareServer: ChildProcess | undefined
   const closers: (() => void)[] = []
   try {
-    const appPort = await freePort()
-    const minimalPort = await freePort()
-    const offPort = await freePort()
     console.info(`[bench] database ${name}; starting the app (applies the migrations)...`)
-    // an app process's settings (the app's, and BENCH_ALSO's builds')
-    const appEnv = (port: number, connectionName: string) => ({
-      NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), NUXT_DATABASE_URL: databaseUrl,
-      NUXT_SESSION_PASSWORD: randomBytes(24).toString('hex'), NUXT_SEED_DEMO: 'false',
-      // rate limiting stays on (every request is counted) with a limit the benchmark never reaches
-      API_RATE_LIMIT: '1000000000',
-      // its connections' name in pg_stat_activity (BENCH_BACKENDS)
-      PGAPPNAME: connectionName,
-    })
-    children.push(await start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), entry],
-      appEnv(appPort, 'app'), `http://127.0.0.1:${appPort}/api/health`))
+    // an app process's settings (the app's, and BENCH_ALSO's builds'): rate limiting stays on (every
+    // request is counted) with a limit the benchmark never reaches; PGAPPNAME names its connections
+    // in pg_stat_activity (BENCH_BACKENDS)
+    const startNamed = async (connectionName: string, env: Record<string, string> = {}, options: StartOptions = {}) => {
+      const started = await startApp({ API_RATE_LIMIT: '1000000000', PGAPPNAME: connectionName, ...env }, { databaseUrl, ...options })
+      connectionNames.set(started.pid, connectionName)
+      apps.push(started)
+      return { app: started, port: Number(new URL(started.url).port) }
+    }
+    const profile = (folder: string) => process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}${folder}`] : []
+    const { app: appProcess, port: appPort } = await startNamed('app', {}, { nodeArgs: profile('') })
     console.info(`[bench] seeding ${taskCount.toLocaleString('en')} tasks in one team and ${deepRows.toLocaleString('en')} in another...`)
     const keys = await seed(databaseUrl)
-    children.push(await start([...process.execArgv, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/minimal`] : []), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort), keys.keyId, keys.key], { PGAPPNAME: 'bare' },
-      `http://127.0.0.1:${minimalPort}/`))
+    const minimalPort = await freePort()
+    const bare = (await startProcess([...process.execArgv, ...profile('/minimal'), process.argv[1]!, '--minimal', databaseUrl, String(minimalPort), keys.keyId, keys.key],
+      { ...process.env, PGAPPNAME: 'bare' }, `http://127.0.0.1:${minimalPort}/`)).child
+    bareServer = bare
+    connectionNames.set(bare.pid!, 'bare')
 
     // the same build with the API log off, on the same database
-    children.push(await start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}/log-off`] : []), entry], { ...appEnv(offPort, 'app, API log off'), API_LOG: 'off' }, `http://127.0.0.1:${offPort}/api/health`))
-    const recordingOff = (target: Target): Target => ({ ...target, url: target.url.replace(`:${appPort}/`, `:${offPort}/`), pid: children[2]!.pid })
+    const { app: offProcess, port: offPort } = await startNamed('app, API log off', { API_LOG: 'off' }, { nodeArgs: profile('/log-off') })
+    const recordingOff = (target: Target): Target => ({ ...target, url: target.url.replace(`:${appPort}/`, `:${offPort}/`), pid: offProcess.pid })
     const joinedCheck = await fetch(`http://127.0.0.1:${minimalPort}/api/v1/tasks?joined&prepared`, { method: 'POST', body: JSON.stringify(newTask) })
     if ((await joinedCheck.json() as Record<string, unknown>).project_name !== 'Benchmark') throw new Error('The bare joined INSERT does not answer the joined names')
 
     const app = (url: string, key: string, body?: unknown): Target =>
-      ({ url: `http://127.0.0.1:${appPort}${url}`, headers: { authorization: `Bearer ${key}` }, body: body === undefined ? undefined : JSON.stringify(body), pid: children[0]!.pid })
+      ({ url: `http://127.0.0.1:${appPort}${url}`, headers: { authorization: `Bearer ${key}` }, body: body === undefined ? undefined : JSON.stringify(body), pid: appProcess.pid })
     const minimal = (url: string, body?: unknown): Target =>
-      ({ url: `http://127.0.0.1:${minimalPort}${url}`, headers: {}, body: body === undefined ? undefined : JSON.stringify(body), pid: children[1]!.pid })
+      ({ url: `http://127.0.0.1:${minimalPort}${url}`, headers: {}, body: body === undefined ? undefined : JSON.stringify(body), pid: bare.pid })
     const check = await fetch(app(path, keys.key).url, { headers: app(path, keys.key).headers })
     const body = await check.json() as Record<string, unknown>[]
     if (check.status !== 200 || body.length !== 50 || !('project_name' in body[0]!)) throw new Error(`Unexpected app answer: ${check.status}`)
@@ -660,10 +636,8 @@ async function main() {
     // the other builds (BENCH_ALSO), each its own process on the same database
     const also: { label: string, port: number, pid: number }[] = []
     for (const folder of (process.env.BENCH_ALSO ?? '').split(',').filter(Boolean)) {
-      const port = await freePort()
-      const child = await start([resolve(folder, 'output/server/index.mjs')], appEnv(port, `also :${port}`), `http://127.0.0.1:${port}/api/health`)
-      children.push(child)
-      also.push({ label: `also ${folder}`.slice(-34), port, pid: child.pid! })
+      const { app: other, port } = await startNamed(`also ${folder}`, {}, { entry: resolve(folder, 'output/server/index.mjs') })
+      also.push({ label: `also ${folder}`.slice(-34), port, pid: other.pid })
     }
     const alsoTargets = (target: Target) => also.map(other => ({ ...target, url: target.url.replace(`:${appPort}/`, `:${other.port}/`), pid: other.pid }))
 
@@ -770,15 +744,9 @@ async function main() {
   }
   finally {
     for (const close of closers) close()
-    for (const child of children) child.kill('SIGTERM')
-    await new Promise(r => setTimeout(r, 500))
-    if (process.env.BENCH_KEEP_DATABASE) console.info(`[bench] kept the database ${databaseUrl} (BENCH_KEEP_DATABASE)`)
-    else {
-      const cleanup = new pg.Client({ connectionString: serverUrl })
-      await cleanup.connect()
-      await cleanup.query(`drop database if exists ${name} with (force)`)
-      await cleanup.end()
-    }
+    bareServer?.kill('SIGTERM')
+    for (const started of apps) await started.stop()
+    await drop()
   }
 }
 

@@ -9,8 +9,8 @@
 // BENCH_ROWS (default 1000000) sets the large export; the small one is a tenth of it.
 import { readFileSync } from 'node:fs'
 import type pg from 'pg'
-import { startApp } from '../tests/support/app'
-import { createTeam, signUp } from '../tests/support/http'
+import { startApp } from './harness/app'
+import { createTeam, signUp } from './harness/http'
 
 process.env.TEST_DB_KIND = 'postgres'
 process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'

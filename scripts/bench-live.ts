@@ -11,47 +11,19 @@
 //
 // Needs a built app (`npm run build`; APP_BUILD_DIR is honoured) and a Postgres server:
 // BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import pg from 'pg'
 import WebSocket from 'ws'
-import { benchDatabase } from './bench-database'
-import { freePort } from '../tests/support/ports'
+import { benchDatabase } from './harness/bench-database'
+import { startApp, type TestApp } from './harness/app'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const subscriberCount = Number(process.env.BENCH_SUBSCRIBERS ?? 500)
 const rate = Number(process.env.BENCH_RATE ?? 100)
 const seconds = Number(process.env.BENCH_SECONDS ?? 30)
 const perKey = 10
-
-async function startApp(entry: string, databaseUrl: string): Promise<{ url: string, child: ChildProcess }> {
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const output: string[] = []
-  const child = spawn(process.execPath, [entry], {
-    env: {
-      ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), NUXT_DATABASE_URL: databaseUrl,
-      NUXT_SESSION_PASSWORD: 'bench-session-password-0123456789-abcdef', NUXT_SEED_DEMO: 'false', API_RATE_LIMIT: '1000000000',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  child.stdout!.on('data', chunk => output.push(String(chunk)))
-  child.stderr!.on('data', chunk => output.push(String(chunk)))
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`The app exited:\n${output.join('')}`)
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) return { url, child }
-    }
-    catch {
-      // not listening yet
-    }
-    await new Promise(r => setTimeout(r, 100))
-  }
-  throw new Error(`The app did not start within 60 s:\n${output.join('')}`)
-}
 
 function rssKiB(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find(l => l.startsWith('VmRSS:'))
@@ -172,15 +144,18 @@ const percentile = (values: number[], q: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN
 }
 
+// rate limiting stays on (every request is counted) with a limit the benchmark never reaches
+const appEnv = { API_RATE_LIMIT: '1000000000' }
+
 async function main() {
-  const { entry, name, databaseUrl } = await benchDatabase(serverUrl)
-  const children: ChildProcess[] = []
+  const { databaseUrl, drop } = await benchDatabase(serverUrl)
+  const processes: TestApp[] = []
   const subscribers: Subscriber[] = []
   try {
-    const first = await startApp(entry, databaseUrl)
-    children.push(first.child)
-    const second = await startApp(entry, databaseUrl)
-    children.push(second.child)
+    const first = await startApp(appEnv, { databaseUrl })
+    processes.push(first)
+    const second = await startApp(appEnv, { databaseUrl })
+    processes.push(second)
     const apps = [first.url, second.url]
 
     const signUp = await fetch(`${first.url}/api/auth/signup`, {
@@ -199,14 +174,14 @@ async function main() {
     }
     const writerKey = keys.pop()!
 
-    const rssBefore = children.map(child => rssKiB(child.pid!))
+    const rssBefore = processes.map(app => rssKiB(app.pid))
     for (let i = 0; i < subscriberCount; i++) {
       const key = keys[Math.floor(i / perKey)]!
       const base = apps[i % 2]!
       subscribers.push(await (i % perKey < perKey / 2 ? sseSubscriber(base, key) : socketSubscriber(base, key)))
     }
     await new Promise(r => setTimeout(r, 2_000))
-    const rssAfter = children.map(child => rssKiB(child.pid!))
+    const rssAfter = processes.map(app => rssKiB(app.pid))
     const perSubscriberKiB = (rssAfter.reduce((a, b) => a + b, 0) - rssBefore.reduce((a, b) => a + b, 0)) / subscriberCount
 
     const load0 = loadavg()
@@ -249,12 +224,8 @@ async function main() {
   }
   finally {
     for (const subscriber of subscribers) subscriber.close()
-    for (const child of children) child.kill('SIGTERM')
-    await new Promise(r => setTimeout(r, 500))
-    const cleanup = new pg.Client({ connectionString: serverUrl })
-    await cleanup.connect()
-    await cleanup.query(`drop database if exists ${name} with (force)`)
-    await cleanup.end()
+    for (const app of processes) await app.stop()
+    await drop()
   }
 }
 

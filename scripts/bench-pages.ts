@@ -20,12 +20,12 @@ import WebSocket from 'ws'
 process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres'
 process.env.TEST_DB_KIND = 'postgres'
 
-const { startApp, outputDir } = await import('../tests/support/app')
-const { serverTemplate } = await import('../tests/support/database')
-const { default: buildAndPrepare } = await import('../tests/support/global-setup')
-const { createTeam, KeyClient, signUp } = await import('../tests/support/http')
-const { pkce, registerClient, startAuthorization } = await import('../tests/support/oauth')
-const { startScriptedModel } = await import('../tests/support/openai-server')
+const { startApp, outputDir } = await import('./harness/app')
+const { serverTemplate } = await import('./harness/database')
+const { default: buildAndPrepare } = await import('./harness/build')
+const { createTeam, KeyClient, signUp } = await import('./harness/http')
+const { pkce, registerClient, startAuthorization } = await import('./harness/oauth')
+const { startScriptedModel } = await import('./harness/openai-server')
 
 const { values: args } = parseArgs({
   options: {

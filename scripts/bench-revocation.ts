@@ -7,52 +7,26 @@
 // Needs a built app (`npm run build`; APP_BUILD_DIR is honoured) and a Postgres server:
 // BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
 // BENCH_REVOCATIONS (default 100) sets the count.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
-import pg from 'pg'
-import { benchDatabase } from './bench-database'
-import { freePort } from '../tests/support/ports'
+import { benchDatabase } from './harness/bench-database'
+import { startApp, type TestApp } from './harness/app'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const revocations = Number(process.env.BENCH_REVOCATIONS ?? 100)
 
-async function startApp(entry: string, databaseUrl: string): Promise<{ url: string, child: ChildProcess }> {
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const output: string[] = []
-  const child = spawn(process.execPath, [entry], {
-    env: {
-      ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), NUXT_DATABASE_URL: databaseUrl,
-      NUXT_SESSION_PASSWORD: 'bench-session-password-0123456789-abcdef', NUXT_SEED_DEMO: 'false', API_RATE_LIMIT: '1000000000',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  child.stdout!.on('data', chunk => output.push(String(chunk)))
-  child.stderr!.on('data', chunk => output.push(String(chunk)))
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`The app exited:\n${output.join('')}`)
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) return { url, child }
-    }
-    catch {
-      // not listening yet
-    }
-    await new Promise(r => setTimeout(r, 100))
-  }
-  throw new Error(`The app did not start within 60 s:\n${output.join('')}`)
-}
+// rate limiting stays on (every request is counted) with a limit the benchmark never reaches
+const appEnv = { API_RATE_LIMIT: '1000000000' }
 
 async function main() {
-  const { entry, name, databaseUrl } = await benchDatabase(serverUrl)
-  const children: ChildProcess[] = []
+  const { databaseUrl, drop } = await benchDatabase(serverUrl)
+  const apps: TestApp[] = []
   try {
     // the first applies the migrations; the second starts on the migrated database
-    const first = await startApp(entry, databaseUrl)
-    children.push(first.child)
-    const second = await startApp(entry, databaseUrl)
-    children.push(second.child)
+    const first = await startApp(appEnv, { databaseUrl })
+    apps.push(first)
+    const second = await startApp(appEnv, { databaseUrl })
+    apps.push(second)
 
     const signUp = await fetch(`${first.url}/api/auth/signup`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
@@ -99,12 +73,8 @@ async function main() {
     console.info(`load average before ${load0.map(l => l.toFixed(2)).join(' ')}, after ${loadavg().map(l => l.toFixed(2)).join(' ')} (2 cores)`)
   }
   finally {
-    for (const child of children) child.kill('SIGTERM')
-    await new Promise(r => setTimeout(r, 500))
-    const cleanup = new pg.Client({ connectionString: serverUrl })
-    await cleanup.connect()
-    await cleanup.query(`drop database if exists ${name} with (force)`)
-    await cleanup.end()
+    for (const app of apps) await app.stop()
+    await drop()
   }
 }
 

@@ -9,44 +9,15 @@
 //
 // Needs a built app (`npm run build`; APP_BUILD_DIR is honoured) and a Postgres server:
 // BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
 import { Secret, TOTP } from 'otpauth'
-import pg from 'pg'
-import { benchDatabase } from './bench-database'
-import { freePort } from '../tests/support/ports'
+import { benchDatabase } from './harness/bench-database'
+import { startApp, type TestApp } from './harness/app'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const signIns = Number(process.env.BENCH_SIGN_INS ?? 50)
 const password = 'correct horse battery'
-
-async function startApp(entry: string, databaseUrl: string): Promise<{ url: string, child: ChildProcess }> {
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const output: string[] = []
-  const child = spawn(process.execPath, [entry], {
-    env: {
-      ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), NUXT_DATABASE_URL: databaseUrl,
-      NUXT_SESSION_PASSWORD: 'bench-session-password-0123456789-abcdef', NUXT_SEED_DEMO: 'false', NUXT_BASE_URL: url,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  child.stdout!.on('data', chunk => output.push(String(chunk)))
-  child.stderr!.on('data', chunk => output.push(String(chunk)))
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`The app exited:\n${output.join('')}`)
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) return { url, child }
-    }
-    catch {
-      // not listening yet
-    }
-    await new Promise(r => setTimeout(r, 100))
-  }
-  throw new Error(`The app did not start within 60 s:\n${output.join('')}`)
-}
 
 const code = (secret: string, stepsAhead = 0) => new TOTP({ algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secret) })
   .generate({ timestamp: Date.now() + stepsAhead * 30_000 })
@@ -79,11 +50,10 @@ function summary(label: string, values: number[]): string {
 }
 
 async function main() {
-  const { entry, name, databaseUrl } = await benchDatabase(serverUrl)
-  let child: ChildProcess | undefined
+  const { databaseUrl, drop } = await benchDatabase(serverUrl)
+  let app: TestApp | undefined
   try {
-    const app = await startApp(entry, databaseUrl)
-    child = app.child
+    app = await startApp({}, { databaseUrl })
     const accounts: { email: string, secret: string, factorId: string }[] = []
     const plainEmails: string[] = []
     for (let i = 0; i < signIns; i++) {
@@ -126,12 +96,8 @@ async function main() {
     console.info(`load average before ${load0.map(l => l.toFixed(2)).join(' ')}, after ${loadavg().map(l => l.toFixed(2)).join(' ')} (2 cores)`)
   }
   finally {
-    child?.kill('SIGTERM')
-    await new Promise(r => setTimeout(r, 500))
-    const cleanup = new pg.Client({ connectionString: serverUrl })
-    await cleanup.connect()
-    await cleanup.query(`drop database if exists ${name} with (force)`)
-    await cleanup.end()
+    await app?.stop()
+    await drop()
   }
 }
 

@@ -31,7 +31,7 @@ import { availableParallelism, loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import pg from 'pg'
 import { postgresCpuMs, processCpuMs } from './bench-cpu'
-import { startApp, type TestApp } from '../tests/support/app'
+import { startApp, type TestApp } from './harness/app'
 
 process.env.TEST_DB_KIND = 'postgres'
 process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'

@@ -8,7 +8,7 @@
  * EVAL_DATABASE_URL (a Postgres server URL) on a new database of that server instead.
  */
 import { existsSync } from 'node:fs'
-import { outputDir } from '../tests/support/app'
+import { outputDir } from './harness/app'
 import { runEval } from './eval-chat/harness'
 import { evalQuestions } from './eval-chat/questions'
 

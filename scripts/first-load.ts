@@ -3,9 +3,9 @@
 // compression (the same visit with `Accept-Encoding: identity`). Real Chromium, the built app on PGlite.
 import { chromium, type Page } from '@playwright/test'
 
-const { startApp } = await import('../tests/support/app')
-const { default: buildIfStale } = await import('../tests/support/global-setup')
-const { signUp } = await import('../tests/support/http')
+const { startApp } = await import('./harness/app')
+const { default: buildIfStale } = await import('./harness/build')
+const { signUp } = await import('./harness/http')
 
 interface Load {
   requests: number

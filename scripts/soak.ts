@@ -6,7 +6,7 @@
 //
 // The traffic, from SOAK_CONCURRENCY (default 6) clients at once: public API reads and writes with
 // a team key, session API reads, server-rendered pages, chat turns answered by the scripted model
-// (tests/support/openai-server.ts), and invitations whose webhooks go to a local receiver.
+// (scripts/harness/openai-server.ts), and invitations whose webhooks go to a local receiver.
 //
 // Beside them, the subscribers that live longest: SOAK_STREAMS (default 4) clients cycle event
 // streams (GET /api/v1/events/stream, each with a key of its own: opened, cut and resumed with
@@ -26,12 +26,12 @@ import { readFileSync } from 'node:fs'
 process.env.TEST_DB_KIND = 'postgres'
 process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres'
 
-const { startApp } = await import('../tests/support/app')
-const { default: buildIfStale } = await import('../tests/support/global-setup')
-const { Client, createTeam, signUp, uniqueEmail } = await import('../tests/support/http')
-const { startScriptedModel } = await import('../tests/support/openai-server')
-const { startWebhookReceiver } = await import('../tests/support/webhook-receiver')
-const { openEventStream } = await import('../tests/support/event-stream')
+const { startApp } = await import('./harness/app')
+const { default: buildIfStale } = await import('./harness/build')
+const { Client, createTeam, signUp, uniqueEmail } = await import('./harness/http')
+const { startScriptedModel } = await import('./harness/openai-server')
+const { startWebhookReceiver } = await import('./harness/webhook-receiver')
+const { openEventStream } = await import('./harness/event-stream')
 const { default: WebSocket } = await import('ws')
 
 const seconds = Number(process.env.SOAK_SECONDS ?? 300)

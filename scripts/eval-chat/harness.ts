@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { startApp } from '../../tests/support/app'
-import { Client } from '../../tests/support/http'
+import { startApp } from '../harness/app'
+import { Client } from '../harness/http'
 import { resultMatches } from './compare'
 import type { EvalQuestion } from './questions'
 

@@ -1,2 +1,2 @@
-// Request bodies above 1 MiB are refused (server/utils/body-limit.ts).
+// Request bodies above 1 MiB are refused (server/utils/http/body-limit.ts).
 export default defineEventHandler(limitRequestBody)

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
 import { startApp, type TestApp } from '../support/app'
+import { parseCsv } from '../support/csv'
 import { databaseKind } from '../support/database'
 import { Client, teamWithRoles, type TeamFixture } from '../support/http'
 import { waitFor } from '../support/wait'
@@ -20,39 +21,6 @@ beforeAll(async () => {
   api.request = (method, path, body, headers = {}) => request(method, path, body, { authorization: `Bearer ${key}`, ...headers })
 })
 afterAll(() => app?.stop())
-
-/** RFC 4180 rows of a CSV text. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = []
-  let row: string[] = []
-  let field = ''
-  let isQuoted = false
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i]!
-    if (isQuoted) {
-      if (char === '"' && text[i + 1] === '"') {
-        field += '"'
-        i++
-      }
-      else if (char === '"') isQuoted = false
-      else field += char
-    }
-    else if (char === '"') isQuoted = true
-    else if (char === ',') {
-      row.push(field)
-      field = ''
-    }
-    else if (char === '\r' && text[i + 1] === '\n') {
-      row.push(field)
-      rows.push(row)
-      row = []
-      field = ''
-      i++
-    }
-    else field += char
-  }
-  return rows
-}
 
 describe('activity entries name the key, the record and the people', () => {
   it('records which API key made a write, with its name', async () => {

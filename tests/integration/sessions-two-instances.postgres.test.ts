@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { twoAppsForFile } from '../support/file-hooks'
 import { enrolTotp, signInPassword, totpCode } from '../support/factors'
 import { Client, createTeam, signUp, uniqueEmail } from '../support/http'
 
@@ -7,13 +8,9 @@ import { Client, createTeam, signUp, uniqueEmail } from '../support/http'
 // other at its very next request (each request reads its session's row).
 let first: TestApp
 let second: TestApp
-beforeAll(async () => {
-  first = await startApp()
-  second = await startApp({}, { databaseUrl: first.databaseUrl })
-})
-afterAll(async () => {
-  await second?.stop()
-  await first?.stop()
+twoAppsForFile((one, other) => {
+  first = one
+  second = other
 })
 
 /** The same cookie presented to the other process (a load balancer may send any request anywhere). */

@@ -1,6 +1,7 @@
 import { enrolTotp } from '../support/factors'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../support/app'
+import { twoAppsForFile } from '../support/file-hooks'
 import { Client, KeyClient, addMember, createTeam, signUp } from '../support/http'
 import { waitFor } from '../support/wait'
 
@@ -10,13 +11,9 @@ import { waitFor } from '../support/wait'
 // authenticator app through the first process's routes.
 let first: TestApp
 let second: TestApp
-beforeAll(async () => {
-  first = await startApp()
-  second = await startApp({}, { databaseUrl: first.databaseUrl })
-})
-afterAll(async () => {
-  await second?.stop()
-  await first?.stop()
+twoAppsForFile((one, other) => {
+  first = one
+  second = other
 })
 
 /** Enrols an authenticator app through the account's own routes, as the member would. */

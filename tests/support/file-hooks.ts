@@ -67,3 +67,21 @@ export function webhookAppForFile(settings: Env, use: (started: AppWithTeam) => 
     return receiver
   }
 }
+
+/**
+ * Two app processes on one Postgres database (a load balancer may send any request to either):
+ * the first on a fresh database, the second on the first's; both stopped after the file's tests.
+ */
+export function twoAppsForFile(use: (first: TestApp, second: TestApp) => void) {
+  let first: TestApp | undefined
+  let second: TestApp | undefined
+  beforeAll(async () => {
+    first = await startApp()
+    second = await startApp({}, { databaseUrl: first.databaseUrl })
+    use(first, second)
+  })
+  afterAll(async () => {
+    await second?.stop()
+    await first?.stop()
+  })
+}

@@ -3,7 +3,7 @@ import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from '../support/wait'
-import { guardedAgents, isPrivateAddress, type GuardOptions } from '../../server/utils/url-guard'
+import { guardedAgents, isPrivateAddress, type GuardOptions } from '../../server/utils/http/url-guard'
 
 // The webhook sender's agents keep one connection per receiver alive, and every connection they open
 // is looked up through the SSRF guard. The receiver listens on 127.0.0.1, which this test's guard

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { databaseErrorMessage, insertStatement, recordSchemas } from '../../server/utils/records/records'
+import { databaseErrorMessage } from '../../server/utils/records/database-errors'
+import { recordSchemas } from '../../server/utils/records/record-input'
+import { insertStatement } from '../../server/utils/records/record-sql'
 import { checkAllowedValues, quoteIdent, type TableInfo } from '../../server/utils/records/table-registry'
 
 const column = (name: string, type: string, extra: Partial<TableInfo['columns'][number]> = {}) => ({

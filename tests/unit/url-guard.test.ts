@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { guardedLookup, isPrivateAddress, isPrivateLiteral, privateNetworksAllowed, webhookUrlProblem } from '../../server/utils/url-guard'
+import { guardedLookup, isPrivateAddress, isPrivateLiteral, privateNetworksAllowed, webhookUrlProblem } from '../../server/utils/http/url-guard'
 
 describe('isPrivateAddress', () => {
   it.each([

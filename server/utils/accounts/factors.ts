@@ -2,16 +2,9 @@ import type { User } from '#auth-utils'
 import type { Queryable } from '../db/db-drivers'
 import { matchingStep, newTotpSecret, openTotpSecret, sealTotpSecret } from './totp'
 import { deleteRecoveryCodes, recoveryCodesRemaining } from './recovery-codes'
+import type { Factor } from '#shared/types/security'
 
-export type FactorType = 'totp' | 'passkey'
-
-export interface Factor {
-  id: string
-  type: FactorType
-  name: string
-  created_at: string
-  last_used_at: string | null
-}
+export type { Factor }
 
 /** An authenticator app waits this long for its first code; afterwards the enrolment is gone. */
 const enrolmentMinutes = 10

@@ -1,18 +1,8 @@
 import type { H3Event } from 'h3'
 import type { Queryable } from '../db/db-drivers'
+import type { SecurityEvent, SecurityLogEntry, SecurityMethod } from '#shared/types/security'
 
-export type SecurityEvent = 'sign_in' | 'sign_in_failed' | 'factor_added' | 'factor_removed'
-  | 'recovery_codes_created' | 'recovery_code_used' | 'reauth' | 'session_ended'
-export type SecurityMethod = 'password' | 'totp' | 'passkey' | 'recovery_code'
-
-export interface SecurityLogEntry {
-  id: string
-  at: string
-  event: SecurityEvent
-  method: SecurityMethod | null
-  ip: string | null
-  user_agent: string | null
-}
+export type { SecurityMethod }
 
 /** Where a request came from, as the security log and the sessions list show it. */
 export function requestOrigin(event: H3Event): { ip: string | null, userAgent: string | null } {

@@ -2,20 +2,11 @@ import type { H3Event } from 'h3'
 import type { Queryable } from '../db/db-drivers'
 import { logSecurityEvent } from './security-log'
 import type { SessionState } from './session-state'
-
-export interface SessionEntry {
-  id: string
-  current: boolean
-  aal: 1 | 2
-  created_at: string
-  last_seen_at: string
-  ip: string | null
-  user_agent: string | null
-}
+import type { AccountSession } from '#shared/types/security'
 
 /** The account's live sessions, newest first, the request's own marked `current`. */
-export async function listSessions(db: Queryable, state: SessionState): Promise<SessionEntry[]> {
-  const { rows } = await db.query<SessionEntry>(
+export async function listSessions(db: Queryable, state: SessionState): Promise<AccountSession[]> {
+  const { rows } = await db.query<AccountSession>(
     `select id, id = $2 as current, aal, created_at, last_seen_at, ip, user_agent
      from public.user_sessions where user_id = $1
      order by created_at desc, id`,

@@ -4,7 +4,7 @@ import { can, type Permission, type Role } from '#shared/permissions'
 import type { Member, Team } from '#shared/types/api'
 import type { Queryable } from '../db/db-drivers'
 import { requireActor, requireTeam, type AuditedClient } from '../db/audited-client'
-import { webhookUrlProblem } from '../url-guard'
+import { webhookUrlProblem } from '../http/url-guard'
 import { ensureWebhookSecret } from '../webhooks/webhooks'
 import { webhookSettings } from '../webhooks/delivery-settings'
 

@@ -3,7 +3,7 @@ import type { ActivityEntry, ActivityPage } from '#shared/types/api'
 import { uuidPattern } from '#shared/utils/patterns'
 import type { ActivityExportQuery, ActivityFilters, ActivityQuery } from '#shared/utils/schemas'
 import { requireTeam, type AuditedClient } from '../db/audited-client'
-import { csvHeader, csvRows } from '../csv'
+import { csvHeader, csvRows } from '../http/csv'
 import type { Database } from '../db/db-drivers'
 import { quoteIdent, useTableRegistry } from '../records/table-registry'
 

@@ -3,7 +3,7 @@
 import type { z } from 'zod'
 import { apiLogExportColumns, type ApiLogEntry, type ApiLogExportQuery, type ApiLogFilters, type ApiLogPage, type ApiLogQuery, type ApiUsage, type ApiUsageBucketRow, type ApiUsageQuery } from '#shared/utils/api-log'
 import { requireTeam, type AuditedClient } from '../db/audited-client'
-import { csvHeader, csvRows } from '../csv'
+import { csvHeader, csvRows } from '../http/csv'
 import { addHistogram, emptyHistogram, histogramQuantile } from './latency'
 import { requestIdTime } from './request-id'
 

@@ -9,7 +9,7 @@ import { noteApiCredential, noteUnknownApiCredential, sentCredential } from '../
 import { countAddressRequest, enforceRateLimit, takeKeyRequest } from './rate-limits'
 import { disableEndpointsOfKey } from '../webhooks/webhooks-endpoints'
 import { domainTables } from '../records/table-registry'
-import { requestHeader } from '../request'
+import { requestHeader } from '../http/request'
 import { useDb } from '../db/database'
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */

@@ -3,7 +3,7 @@ import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/serv
 import { InvalidClientMetadataError } from '@modelcontextprotocol/sdk/server/auth/errors.js'
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/sdk/shared/auth.js'
 import { z } from 'zod'
-import { guardedLookup, isPrivateLiteral, privateNetworksAllowed, webhookUrlProblem } from '../url-guard'
+import { guardedLookup, isPrivateLiteral, privateNetworksAllowed, webhookUrlProblem } from '../http/url-guard'
 import { redirectUriProblem } from './redirect-uris'
 import { setting } from '../settings'
 import { useDb } from '../db/database'

@@ -3,7 +3,7 @@ import { ClientProblem, findClient } from './clients'
 import { oauthOrigin } from './config'
 import { GrantProvider } from './provider'
 import { redirectUriRegistered } from './redirect-uris'
-import { requestHeader } from '../request'
+import { requestHeader } from '../http/request'
 
 type NodeListener = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, next: (error?: Error) => void) => void
 

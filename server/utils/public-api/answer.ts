@@ -1,14 +1,14 @@
 import { hash } from 'node:crypto'
 import type { H3Event } from 'h3'
 import type { DataRecord } from '#shared/types/data'
-import { csvField } from '../csv'
-import { joinedNames } from '../records/records'
+import { csvField } from '../http/csv'
+import { joinedNames } from '../records/record-sql'
 import type { TableInfo } from '../records/table-registry'
 import { apiError } from './errors'
 import type { AnswerFormat } from './negotiate'
 import { acceptedFormat } from './negotiate'
 import type { SelectItem } from './query'
-import { requestHeader } from '../request'
+import { requestHeader } from '../http/request'
 
 /** How to build an answer from a row of the select template (its columns `fields`): pairs of the answer's key and the row's key. */
 function answerKeys(table: TableInfo, registry: Map<string, TableInfo>, select: SelectItem[] | null, fields: string[]): [string, string][] {
@@ -61,7 +61,7 @@ function rowBuilder(keys: [string, number][]): (row: unknown[]) => DataRecord {
 }
 /**
  * Rows as CSV with a header line of their keys, each field written by the app's one CSV writer
- * (server/utils/csv.ts: quoted, formulas defused); lines as PostgREST writes them (LF between
+ * (server/utils/http/csv.ts: quoted, formulas defused); lines as PostgREST writes them (LF between
  * them, none after the last), which is what supabase-js's csv() hands its caller.
  */
 export function recordsCsv(rows: DataRecord[]): string {

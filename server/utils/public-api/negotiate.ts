@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
 import { apiError } from './errors'
-import { requestHeader } from '../request'
+import { requestHeader } from '../http/request'
 
 /** What an answer's rows are sent as: a JSON array, one JSON object, or CSV. */
 export type AnswerFormat = { kind: 'array' | 'object' | 'csv', stripNulls: boolean }

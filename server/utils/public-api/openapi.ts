@@ -1,89 +1,18 @@
-import { z } from 'zod'
+// The OpenAPI 3.1 document of the public API: each domain table's paths and schemas (its pieces in
+// openapi-parts.ts, the webhook endpoints' and the change feed's paths in openapi-other-paths.ts).
 import { PageQuery } from '#shared/utils/patterns'
-import { scopeAllows, webhooksScopeAllows, type ApiKeyScopes } from '#shared/utils/api-keys'
-import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody } from '#shared/utils/schemas'
-import { joinedNames, recordSchemas } from '../records/records'
-import type { ColumnInfo, TableInfo } from '../records/table-registry'
-import { columnValueType, type JsonSchema } from '../records/column-types'
-
-/** The JSON Schema of a column's value in an answer. */
-export function columnSchema(column: ColumnInfo): JsonSchema {
-  const schema: JsonSchema = { ...columnValueType(column).json }
-  if (column.comment) schema.description = column.comment
-  if (column.nullable && schema.type) schema.type = [schema.type, 'null']
-  return schema
-}
-
-/**
- * The bounds of a single-column range CHECK, as pg_get_constraintdef renders `priority between 1 and 5`:
- * `CHECK (((priority >= 1) AND (priority <= 5)))`; null for any other CHECK.
- */
-export function checkRange(definition: string): { column: string, bounds: JsonSchema } | null {
-  const body = /^CHECK \((.*)\)$/s.exec(definition)?.[1]
-  if (!body) return null
-  const parts = body.replace(/^\((.*)\)$/s, '$1').split(/\) AND \(/).map(part => part.replace(/^\(+|\)+$/g, ''))
-  const keywords: Record<string, string> = { '>=': 'minimum', '<=': 'maximum', '>': 'exclusiveMinimum', '<': 'exclusiveMaximum' }
-  const bounds: JsonSchema = {}
-  let column: string | undefined
-  for (const part of parts) {
-    const match = /^"?([a-z_][a-z0-9_]*)"? (>=|<=|>|<) \(?(-?\d+(?:\.\d+)?)\)?(?:::[a-z ]+)?$/i.exec(part)
-    if (!match || (column && column !== match[1])) return null
-    column = match[1]!
-    bounds[keywords[match[2]!]!] = Number(match[3])
-  }
-  return column ? { column, bounds } : null
-}
-
-/** Adds the bounds of the table's single-column range CHECKs to the properties of a schema (`priority`: 1 to 5). */
-function withRanges(table: TableInfo, schema: JsonSchema): JsonSchema {
-  const properties = schema.properties as Record<string, JsonSchema> | undefined
-  for (const check of table.checks) {
-    const range = check.columns.length === 1 ? checkRange(check.definition) : null
-    const property = range && properties?.[range.column]
-    if (property) Object.assign(property, range.bounds)
-  }
-  return schema
-}
-
-/** The schema of a record; `partial` for a list's, whose `select` may leave columns out. */
-function recordSchema(table: TableInfo, registry: Map<string, TableInfo>, partial = false): JsonSchema {
-  const properties: Record<string, JsonSchema> = {}
-  for (const column of table.columns) properties[column.name] = columnSchema(column)
-  for (const join of joinedNames(table, registry)) {
-    properties[join.alias] = { type: ['string', 'null'], description: `${join.nameColumn} of the ${join.target} record in ${join.column}` }
-  }
-  if (partial) return withRanges(table, { type: 'object', description: `A ${table.name} record in a list: every column, or the items chosen with select (renamed columns, embedded tables)`, properties })
-  return withRanges(table, { type: 'object', description: table.comment ?? undefined, properties, required: table.columns.map(c => c.name) })
-}
-
-function bodySchema(schema: z.ZodObject): JsonSchema {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema
-  return rest
-}
+import { scopeAllows, type ApiKeyScopes } from '#shared/utils/api-keys'
+import { recordSchemas } from '../records/record-input'
+import type { TableInfo } from '../records/table-registry'
+import type { JsonSchema } from '../records/column-types'
+import { bodySchema, errorResponse, header, parameter, rateLimitHeaders, recordSchema, withRanges } from './openapi-parts'
+import { changeEventSchema, changeFeedPaths, webhookEndpointPaths, webhookEndpointSchemas } from './openapi-other-paths'
 
 /** limit and offset as query parameters, from the schema that validates them. */
 function pageParameters() {
   const { properties } = bodySchema(PageQuery) as { properties: Record<string, JsonSchema> }
   return Object.entries(properties).map(([name, schema]) => ({ name, in: 'query', schema }))
 }
-
-const header = (description: string, schema: JsonSchema = { type: 'string' }) => ({ description, schema })
-
-/** Headers of every answer of a key: its rate limit. */
-const rateLimitHeaders = {
-  'RateLimit-Limit': header('Requests the key may make per window', { type: 'integer' }),
-  'RateLimit-Remaining': header('Requests left in the current window', { type: 'integer' }),
-  'RateLimit-Reset': header('Seconds until the window resets', { type: 'integer' }),
-}
-
-const errorResponse = (description: string, headers: Record<string, unknown> = {}) => ({
-  description,
-  headers: { ...rateLimitHeaders, ...headers },
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-})
-
-const parameter = (name: string, where: 'query' | 'header', description: string, schema: JsonSchema = { type: 'string' }) =>
-  ({ name, in: where, required: false, description, schema })
 
 const selectParameter = parameter('select', 'query', '`*`, columns, `alias:column`, and related tables through their foreign keys: `project:projects(name)` (many-to-one), `tasks(*)` (one-to-many), `profiles!created_by(*)` (id and name only); only the key\'s team\'s rows of tables its scopes let it read. A chosen foreign key column also brings its joined name')
 
@@ -316,137 +245,6 @@ export function openApiDocument(registry: Map<string, TableInfo>, baseUrl?: stri
         apikeyHeader: { type: 'apiKey', in: 'header', name: 'apikey', description: 'The same key in an apikey header (what supabase-js sends)' },
       },
       schemas,
-    },
-  }
-}
-
-/** The schemas of the webhook-endpoints routes: an endpoint, the create answer (with the secret) and the bodies. */
-function webhookEndpointSchemas(): Record<string, JsonSchema> {
-  const nullableString = { type: ['string', 'null'] }
-  const endpoint = {
-    type: 'object',
-    description: 'A webhook endpoint of the team: where its events go and which ones',
-    properties: {
-      id: { type: 'string', format: 'uuid' },
-      url: { type: 'string', format: 'uri' },
-      description: { type: 'string' },
-      events: { type: 'array', items: { type: 'string' }, description: 'Event types (`<table>.created|updated|deleted`, `invitation.*`) or "*"' },
-      enabled: { type: 'boolean' },
-      disabled_reason: nullableString,
-      disabled_at: { ...nullableString, format: 'date-time' },
-      failing_since: { ...nullableString, format: 'date-time' },
-      created_at: { type: 'string', format: 'date-time' },
-      updated_at: { type: 'string', format: 'date-time' },
-      created_by_api_key_id: { ...nullableString, format: 'uuid', description: 'The API key that subscribed it; null when made in Settings > Webhooks' },
-      created_by_api_key_name: nullableString,
-    },
-  }
-  return {
-    webhook_endpoint: endpoint,
-    webhook_endpoint_created: {
-      ...endpoint,
-      properties: { ...endpoint.properties, secret: { type: 'string', description: 'The team\'s signing secret (whsec_...), in this answer only: verify each delivery\'s webhook-signature with it' } },
-    },
-    webhook_endpoint_create: bodySchema(CreateWebhookEndpointBody),
-    webhook_endpoint_update: bodySchema(UpdateWebhookEndpointBody),
-  }
-}
-
-/**
- * The webhook-endpoints routes (REST hooks): subscribing needs the key's own `webhooks` scope,
- * "read" for GET and "write" for the rest; given a key's scopes, only those it may call.
- */
-function webhookEndpointPaths(scopes?: ApiKeyScopes): Record<string, unknown> {
-  const canRead = !scopes || webhooksScopeAllows(scopes, 'read')
-  const canWrite = !scopes || webhooksScopeAllows(scopes, 'write')
-  if (!canRead) return {}
-  const json = (name: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } })
-  const ok = (description: string, name: string) => ({ description, headers: rateLimitHeaders, content: json(name) })
-  const common = {
-    401: errorResponse('No key, or an unknown, revoked or expired one', { 'WWW-Authenticate': header('Bearer') }),
-    403: errorResponse('The key\'s scopes lack "webhooks" with the access this operation needs'),
-    429: errorResponse('Over the key\'s rate limit; nothing was done', { 'Retry-After': header('Seconds to wait', { type: 'integer' }) }),
-  }
-  const notFound = errorResponse('No endpoint with that id in the key\'s team')
-  const invalid = errorResponse('The body is invalid (a field, an unknown event type, or a URL that points at a private address); nothing was written')
-  const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }
-  const tag = ['webhook endpoints']
-  return {
-    '/api/v1/webhook-endpoints': {
-      get: { operationId: 'list_webhook_endpoints', tags: tag, summary: 'List the team\'s webhook endpoints', responses: { 200: { description: 'The endpoints, oldest first', headers: rateLimitHeaders, content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/webhook_endpoint' } } } } }, ...common } },
-      ...(canWrite
-        ? { post: { operationId: 'create_webhook_endpoint', tags: tag, summary: 'Subscribe an endpoint to events', requestBody: { required: true, content: json('webhook_endpoint_create') }, responses: { 201: ok('Subscribed; the answer holds the signing secret, this once', 'webhook_endpoint_created'), 400: invalid, ...common } } }
-        : {}),
-    },
-    '/api/v1/webhook-endpoints/{id}': {
-      get: { operationId: 'get_webhook_endpoint', tags: tag, parameters: [idParameter], summary: 'One webhook endpoint', responses: { 200: ok('The endpoint', 'webhook_endpoint'), 404: notFound, ...common } },
-      ...(canWrite
-        ? {
-            patch: { operationId: 'update_webhook_endpoint', tags: tag, parameters: [idParameter], summary: 'Change an endpoint\'s URL, description, events or enabled', requestBody: { required: true, content: json('webhook_endpoint_update') }, responses: { 200: ok('The changed endpoint', 'webhook_endpoint'), 400: invalid, 404: notFound, ...common } },
-            delete: { operationId: 'delete_webhook_endpoint', tags: tag, parameters: [idParameter], summary: 'Unsubscribe: delete the endpoint and its deliveries', responses: { 204: { description: 'Deleted', headers: rateLimitHeaders }, 404: notFound, ...common } },
-          }
-        : {}),
-    },
-  }
-}
-
-/** One event of the change feed: the webhook payload's type and data, with who and from where. */
-function changeEventSchema(): JsonSchema {
-  return {
-    type: 'object',
-    description: 'A record event: the same type and data as the webhook payloads',
-    properties: {
-      id: { type: 'string', description: 'Opaque; ids sort in the feed\'s order. Pass it as after (or Last-Event-ID) to continue from here' },
-      type: { type: 'string', description: '<table>.created, <table>.updated or <table>.deleted' },
-      created_at: { type: 'string', format: 'date-time' },
-      data: { type: 'object', description: 'The record\'s columns; an update adds previous, the old values of the columns it changed', additionalProperties: true },
-      actor_id: { type: ['string', 'null'], format: 'uuid', description: 'Who made the change (a key\'s creator for the API)' },
-      source: { type: 'string', enum: ['web', 'api', 'chat', 'mcp', 'system'] },
-    },
-    required: ['id', 'type', 'created_at', 'data', 'actor_id', 'source'],
-  }
-}
-
-/** GET /api/v1/events and its stream: the key\'s team\'s record events of the tables it may read. */
-function changeFeedPaths(): Record<string, unknown> {
-  const tag = ['events']
-  const common = {
-    400: errorResponse('A malformed after, types or limit'),
-    401: errorResponse('No key, or an unknown, revoked or expired one', { 'WWW-Authenticate': header('Bearer') }),
-    429: errorResponse('Over the key\'s rate limit (or, for the stream, 10 streams of the key open already)', { 'Retry-After': header('Seconds to wait', { type: 'integer' }) }),
-  }
-  const after = parameter('after', 'query', 'Continue after this event id (0: from the oldest kept). Never skips an event: one is listed only once every transaction that could precede it has ended')
-  const types = parameter('types', 'query', 'Only these event types, comma-separated: tasks.created,tasks.updated')
-  return {
-    '/api/v1/events': {
-      get: {
-        operationId: 'list_events',
-        tags: tag,
-        summary: 'Record events, oldest first',
-        description: 'The events of the tables the key may read, kept as long as the team\'s activity log. Follow the Link header (rel="next") to continue; an empty page means nothing new yet.',
-        parameters: [after, types, parameter('limit', 'query', 'Events per page, 1 to 100 (default 50)', { type: 'integer', minimum: 1, maximum: 100, default: 50 })],
-        responses: {
-          200: {
-            description: 'The events after the cursor',
-            headers: { ...rateLimitHeaders, Link: header('<...>; rel="next": the next page') },
-            content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/change_event' } } } },
-          },
-          ...common,
-        },
-      },
-    },
-    '/api/v1/events/stream': {
-      get: {
-        operationId: 'stream_events',
-        tags: tag,
-        summary: 'Record events as Server-Sent Events',
-        description: 'Replays the events after Last-Event-ID (or after), then sends each new one as it commits: id: the event id, event: its type, data: the event JSON. A comment every 15 s keeps it open. At most 10 open streams per key; the stream ends when the key is revoked.',
-        parameters: [after, types, parameter('Last-Event-ID', 'header', 'Resume after this event id (what EventSource sends when it reconnects); wins over after')],
-        responses: {
-          200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-          ...common,
-        },
-      },
     },
   }
 }

@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
 import { apiError } from './errors'
-import { requestHeader } from '../request'
+import { requestHeader } from '../http/request'
 
 /** The preferences of a request's `Prefer` headers (`return=representation, count=exact` → a map). */
 export interface Preferences {

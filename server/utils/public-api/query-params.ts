@@ -8,7 +8,7 @@ import { decodeCursor, cursorScope } from './cursor'
 import { maxEmbedDepth, resolveEmbed, selectableColumns } from './embeds'
 import { apiError, badRequest as bad } from './errors'
 import { readPreferences, type Preferences } from './preferences'
-import { requestHeader } from '../request'
+import { requestHeader } from '../http/request'
 import { useTableRegistry } from '../records/table-registry'
 
 /** The most rows one page answers: a larger `limit` is served as this many. */

@@ -16,7 +16,7 @@ import { columnOf, parseRecordQuery, parseSelect, unquote } from './query-params
 import type { FilterNode, QueryAccess, RecordQuery, SelectItem } from './query'
 import { representRecords } from './read'
 import { filterSql } from './sql'
-import { requestHeader } from '../request'
+import { requestHeader } from '../http/request'
 
 /** `return=representation`: the written rows as `select` asks, read in the write's own transaction. */
 function representation(table: TableInfo, teamId: string, select: SelectItem[] | null) {

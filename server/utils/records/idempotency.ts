@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
-import { requestHeader } from '../request'
+import { requestHeader } from '../http/request'
 import { useDb } from '../db/database'
 
 // How long a claim without an answer holds before another request may take it over.

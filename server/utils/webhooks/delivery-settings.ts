@@ -1,5 +1,5 @@
 // The delivery worker's settings: retries, timeout, poll interval, lease, and whether private networks may be reached.
-import { privateNetworksAllowed } from '../url-guard'
+import { privateNetworksAllowed } from '../http/url-guard'
 import { setting } from '../settings'
 
 export interface WebhookSettings {

@@ -2,7 +2,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { urlToHttpOptions } from 'node:url'
-import { guardedAgents, isPrivateLiteral, type GuardedAgents } from '../url-guard'
+import { guardedAgents, isPrivateLiteral, type GuardedAgents } from '../http/url-guard'
 import type { ClaimedDelivery } from './claims'
 import type { WebhookSettings } from './delivery-settings'
 import { keptByText, signedHeaders } from './signing'

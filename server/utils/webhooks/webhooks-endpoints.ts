@@ -4,7 +4,7 @@ import { webhookEventTypes } from '#shared/utils/webhook-events'
 import type { AuditedClient } from '../db/audited-client'
 import type { Database, Queryable } from '../db/db-drivers'
 import { domainTables } from '../records/table-registry'
-import { webhookUrlProblem } from '../url-guard'
+import { webhookUrlProblem } from '../http/url-guard'
 import { ensureWebhookSecret } from './webhooks'
 import { webhookSettings } from './delivery-settings'
 

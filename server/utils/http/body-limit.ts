@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3'
-import { isPublicApiPath, requireJsonContentType } from './public-api/routes'
+import { isPublicApiPath, requireJsonContentType } from '../public-api/routes'
 import { requestHeader } from './request'
 
 // Request bodies above 1 MiB are refused: by their Content-Length before anything is read, and
