@@ -122,14 +122,15 @@ const jsonReporter: ConsolaReporter = {
     }
     const requestId = fields.request_id ?? currentRequestId()
     delete fields.request_id
-    const line = {
+    const line: LogFields = {
       time: logObj.date.toISOString(),
       level: levelOf(logObj.type),
       tag: logObj.tag || 'app',
       message,
       ...(requestId ? { request_id: requestId } : {}),
-      ...fields,
     }
+    // a field never takes the place of the line's own keys
+    for (const [key, value] of Object.entries(fields)) if (!(key in line)) line[key] = value
     // every level on stdout: one stream keeps the lines in order, each whole
     process.stdout.write(`${jsonLine(line)}\n`)
   },
