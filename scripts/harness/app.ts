@@ -37,6 +37,36 @@ export interface StartOptions {
   entry?: string
 }
 
+/** One line of the app's log: in production (every test app) one JSON object a line. */
+export interface LogLine {
+  time: string
+  level: string
+  tag: string
+  message: string
+  /** The id of the request the line was written for (its Request-Id), when one was. */
+  request_id?: string
+  [field: string]: unknown
+}
+
+/**
+ * The app's output as its log lines, up to the last complete line (one still being written is
+ * left for the next call). A line that is not a JSON object fails: production prints nothing else.
+ */
+export function logLines(app: Pick<TestApp, 'output'>): LogLine[] {
+  const text = app.output.join('')
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((line) => {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(line)
+    }
+    catch {
+      throw new Error(`The app printed a line that is not JSON: ${line}`)
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`The app printed a line that is not a JSON object: ${line}`)
+    return parsed as LogLine
+  })
+}
+
 export const outputDir = process.env.APP_BUILD_DIR ? `${process.env.APP_BUILD_DIR}/output` : '.output'
 const serverEntry = resolve(outputDir, 'server/index.mjs')
 export const testSessionPassword = 'test-session-password-0123456789-abcdef'

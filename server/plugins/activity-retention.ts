@@ -1,26 +1,17 @@
-// Deletes activity entries past their team's retention, at start and then periodically. Every app
-// instance runs it; an advisory lock lets one purge at a time (server/utils/activity/activity-log.ts).
+// Deletes activity entries past their team's retention, at start and then periodically
+// (ACTIVITY_PURGE_INTERVAL_MS, default 30 s). Every app instance schedules it; its advisory lock
+// lets one purge at a time (server/utils/jobs/).
+const log = logger('activity')
+
 export default defineNitroPlugin((nitroApp) => {
-  const interval = Number(setting('activityPurgeIntervalMs')) || 30_000
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let isClosed = false
-  let wasLocked = false
-  const run = async () => {
-    try {
-      const result = await purgeExpiredActivity(await useDb())
-      // said once per stretch, not every interval
-      if (result === 'locked' && !wasLocked) console.info('[activity] Another instance is purging expired activity; this one waits')
-      if (typeof result === 'number' && result) console.info(`[activity] Purged ${result} entries past their team's retention`)
-      wasLocked = result === 'locked'
-    }
-    catch (error) {
-      console.error('[activity] The retention purge failed:', (error as Error).message)
-    }
-    if (!isClosed) timer = setTimeout(run, interval)
-  }
-  run()
-  nitroApp.hooks.hook('close', () => {
-    isClosed = true
-    clearTimeout(timer)
+  const job = schedule({
+    name: 'activity-retention',
+    everyMs: Number(setting('activityPurgeIntervalMs')) || 30_000,
+    lockKey: 'activity_retention',
+    run: async () => {
+      const purged = await purgeExpiredActivity(await useDb())
+      if (purged) log.info(`Purged ${purged} entries past their team's retention`, { purged })
+    },
   })
+  nitroApp.hooks.hook('close', () => job.stop())
 })

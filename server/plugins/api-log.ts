@@ -6,7 +6,10 @@ import { setUpApiLogMetrics, startApiLogWriter, stopApiLogWriter } from '~~/serv
 // The API log (server/utils/api-log/): every request of /api/v1, /rest/v1 and /mcp gets its
 // Request-Id here (the public API's short way gives it in its own dispatch), entries are buffered
 // and written in batches, everything buffered is written on a clean stop (SIGTERM), and the
-// retention runs at start and then every 30 s (API_LOG_RETENTION_INTERVAL_MS).
+// retention runs at start and then every 30 s (API_LOG_RETENTION_INTERVAL_MS), on one instance at a
+// time (server/utils/jobs/).
+const log = logger('api-log')
+
 export default defineNitroPlugin((nitroApp) => {
   nitroApp.hooks.hook('request', (event) => {
     const source = apiLogSource(event.node.req.url ?? '/')
@@ -16,25 +19,19 @@ export default defineNitroPlugin((nitroApp) => {
   setApiLogCredentialResolver(credentialOfToken)
   startApiLogWriter()
   if (isMeasuringRequests()) setUpApiLogMetrics()
-  const interval = Number(setting('apiLogRetentionIntervalMs')) || 30_000
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let isClosed = false
-  const run = async () => {
-    try {
+  const retention = schedule({
+    name: 'api-log-retention',
+    everyMs: Number(setting('apiLogRetentionIntervalMs')) || 30_000,
+    lockKey: 'api_log_retention',
+    run: async () => {
       const result = await applyApiLogRetention(await useDb())
-      if (typeof result === 'object' && (result.partitions || result.entries)) {
-        console.info(`[api-log] Retention: dropped ${result.partitions} day partition(s), deleted ${result.entries} entries`)
+      if (result.partitions || result.entries) {
+        log.info(`Retention: dropped ${result.partitions} day partition(s), deleted ${result.entries} entries`, result)
       }
-    }
-    catch (error) {
-      console.error('[api-log] The retention job failed:', (error as Error).message)
-    }
-    if (!isClosed) timer = setTimeout(run, interval)
-  }
-  void run()
+    },
+  })
   nitroApp.hooks.hook('close', async () => {
-    isClosed = true
-    clearTimeout(timer)
+    await retention.stop()
     await stopApiLogWriter()
   })
 })

@@ -9,7 +9,7 @@ function ensureSessionPassword() {
   const config = useRuntimeConfig()
   if (config.session.password) return
   if (process.env.NODE_ENV === 'production' && process.env.ALLOW_GENERATED_SESSION_PASSWORD !== 'true') {
-    console.error('[auth] NUXT_SESSION_PASSWORD (32+ characters) must be set in production')
+    logger('auth').error('NUXT_SESSION_PASSWORD (32+ characters) must be set in production')
     process.exit(1)
   }
   const file = join(config.pgliteDataDir.startsWith('memory://') ? '.data' : dirname(config.pgliteDataDir), 'session-password')
@@ -23,7 +23,7 @@ function ensureSessionPassword() {
 export default defineNitroPlugin(() => {
   ensureSessionPassword()
   useDb().catch((error: Error) => {
-    console.error('[db] The database could not be opened:', error.message)
+    logger('db').error('The database could not be opened', { error })
     process.exit(1)
   })
 })

@@ -7,6 +7,10 @@
 // long-lived connections therefore register here and are ended as soon as the signal arrives;
 // their clients reconnect (to another instance, behind a load balancer) and resume where they were.
 
+import { logger } from './log/logger'
+
+const log = logger('shutdown')
+
 type End = () => void
 
 const enders = new Set<End>()
@@ -40,7 +44,7 @@ export function endLiveConnectionsOnStop(): void {
         end()
       }
       catch (error) {
-        console.error('[shutdown] could not end a live connection:', (error as Error).message)
+        log.error('Could not end a live connection', { error })
       }
     }
     enders.clear()

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
-import { startApp, type TestApp } from '../support/app'
+import { logLines, startApp, type TestApp } from '../support/app'
 import { parseCsv } from '../support/csv'
 import { databaseKind } from '../support/database'
 import { Client, teamWithRoles, type TeamFixture } from '../support/http'
@@ -211,7 +211,7 @@ describe('activity retention', () => {
       try {
         await holder.query(`select pg_advisory_lock(hashtext('activity_retention'))`)
         await backdate(fx.teamId, 3)
-        await waitFor('the app to see the lock held', async () => app.output.join('').includes('Another instance is purging'))
+        await waitFor('the app to see the lock held', async () => logLines(app).some(line => line.tag === 'jobs' && line.job === 'activity-retention' && line.message === 'Another instance is running activity-retention; this one waits'))
         expect(await count(fx.teamId, 'old')).toBeGreaterThanOrEqual(5)
         await holder.query(`select pg_advisory_unlock(hashtext('activity_retention'))`)
         await waitFor('the purge after the lock is released', async () => await count(fx.teamId, 'old') === 0)

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadMigrationFiles } from '../../scripts/load-migrations'
-import { startApp, type TestApp } from '../support/app'
+import { logLines, startApp, type TestApp } from '../support/app'
 import { Client, teamWithRoles } from '../support/http'
 
 // What `npm run dev` allows for convenience (webhooks to this machine, the demo sign-in on the
@@ -17,7 +17,7 @@ describe('a first start', () => {
     const migrations = loadMigrationFiles()
     const { rows } = await app.db.query<{ name: string }>('select name from public.schema_migrations order by version')
     expect(rows.map(row => row.name)).toEqual(migrations.map(migration => migration.name))
-    expect(app.output.join('')).toContain(`[db] Applied ${migrations.length} migration(s)`)
+    expect(logLines(app)).toContainEqual(expect.objectContaining({ level: 'info', tag: 'db', message: expect.stringMatching(`^Applied ${migrations.length} migration\\(s\\): `), migrations: migrations.map(migration => migration.name) }))
   })
 })
 

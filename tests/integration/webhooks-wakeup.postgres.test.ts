@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
+import { logLines, startApp, type TestApp } from '../support/app'
 import { KeyClient, signUp } from '../support/http'
 import { waitFor } from '../support/wait'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver'
@@ -37,7 +37,7 @@ beforeAll(async () => {
   const key = (await owner.post(`/api/teams/${teamId}/api-keys`, { name: 'writer' })).body.key
   clients = [new KeyClient(first, key), new KeyClient(second, key)]
   for (const app of [first, second]) {
-    await waitFor('the worker to start', () => app.output.join('').includes('[webhooks] delivery worker running (polls every 600000 ms)'), { timeoutMs: 20_000 })
+    await waitFor('the worker to start', () => logLines(app).some(line => line.tag === 'webhooks' && line.message === 'Delivery worker running (polls every 600000 ms)'), { timeoutMs: 20_000 })
   }
   await waitFor('both processes to listen', async () => (await listeners(first)).length === 2)
 })

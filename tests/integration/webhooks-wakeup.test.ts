@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startApp, type TestApp } from '../support/app'
+import { logLines, startApp, type TestApp } from '../support/app'
 import { keyClientFor, type KeyClient } from '../support/http'
 import { waitFor } from '../support/wait'
 import { startWebhookReceiver, teamWithSecret, type WebhookReceiver } from '../support/webhook-receiver'
@@ -26,7 +26,7 @@ beforeAll(async () => {
   expect((await team.owner.post(`/api/teams/${teamId}/webhooks/endpoints`, { url: receiver.url, events: ['tasks.created'] })).status).toBe(201)
   api = await keyClientFor(app, team, 'writer')
   // its one look at start is over once it says it is running
-  await waitFor('the worker to start', () => app.output.join('').includes('[webhooks] delivery worker running (polls every 600000 ms)'), { timeoutMs: 20_000 })
+  await waitFor('the worker to start', () => logLines(app).some(line => line.tag === 'webhooks' && line.message === 'Delivery worker running (polls every 600000 ms)'), { timeoutMs: 20_000 })
 })
 afterAll(async () => {
   await receiver?.close()

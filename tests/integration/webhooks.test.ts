@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { TestApp } from '../support/app'
+import { logLines, type TestApp } from '../support/app'
 import { webhookAppForFile } from '../support/file-hooks'
 import { signUp, uniqueEmail, type Client, type TeamFixture } from '../support/http'
 import { waitFor } from '../support/wait'
@@ -283,7 +283,7 @@ describe('restarts', () => {
     await app.restart({ WEBHOOK_POLL_INTERVAL_MS: '600000' })
     try {
       // its one look at start is over once it says it is running
-      await waitFor('the worker to start', () => app.output.join('').includes('[webhooks] delivery worker running (polls every 600000 ms)'), { timeoutMs: 20_000 })
+      await waitFor('the worker to start', () => logLines(app).some(line => line.tag === 'webhooks' && line.message === 'Delivery worker running (polls every 600000 ms)'), { timeoutMs: 20_000 })
       // a delivery that falls due a moment after it is queued: the notification of its commit finds
       // nothing due, and no later one comes, so nothing sends it while this process runs
       const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { team_id: teamId } })

@@ -5,6 +5,7 @@ import type { ActivityExportQuery, ActivityFilters, ActivityQuery } from '#share
 import { requireTeam, type AuditedClient } from '../db/audited-client'
 import { csvHeader, csvRows } from '../http/csv'
 import type { Database } from '../db/db-drivers'
+import { purgeInBatches } from '../jobs/purge'
 import { quoteIdent, useTableRegistry } from '../records/table-registry'
 
 /** The filters of a request, plus `tables`: only entries of these tables (for callers who may see only some). */
@@ -141,28 +142,17 @@ export async function* exportActivity(client: AuditedClient, query: z.output<typ
 }
 
 /**
- * Deletes the entries older than their team's `activity_retention_days`, in batches, each in a
- * transaction that holds an advisory lock, so that one app instance purges at a time. Returns the
- * number deleted, or `locked` when another instance holds the lock.
+ * Deletes the entries older than their team's `activity_retention_days`, in batches. One instance
+ * at a time runs it (its job's advisory lock, server/plugins/activity-retention.ts). Returns the
+ * number deleted.
  */
-export async function purgeExpiredActivity(db: Database, batchSize = 10_000): Promise<number | 'locked'> {
-  let total = 0
-  while (true) {
-    const deleted = await db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ locked: boolean }>(`select pg_try_advisory_xact_lock(hashtext('activity_retention')) as locked`)
-      if (!rows[0]?.locked) return -1
-      const { rowCount } = await tx.query(
-        `delete from public.activity_log where id in (
-           select a.id from public.activity_log a join public.teams t on t.id = a.team_id
-           where t.activity_retention_days is not null
-             and a.created_at < now() - make_interval(days => t.activity_retention_days)
-           limit $1)`,
-        [batchSize],
-      )
-      return rowCount
-    })
-    if (deleted < 0) return total || 'locked'
-    total += deleted
-    if (deleted < batchSize) return total
-  }
+export function purgeExpiredActivity(db: Database, batchSize = 10_000): Promise<number> {
+  return purgeInBatches(db, {
+    deleteSql: `delete from public.activity_log where id in (
+       select a.id from public.activity_log a join public.teams t on t.id = a.team_id
+       where t.activity_retention_days is not null
+         and a.created_at < now() - make_interval(days => t.activity_retention_days)
+       limit $1)`,
+    batchSize,
+  })
 }

@@ -7,6 +7,9 @@ import type { H3Event } from 'h3'
 import type { ApiLogEntry, ApiLogSource } from '#shared/utils/api-log'
 import { newRequestId } from './request-id'
 import { setting } from '../settings'
+import { logger } from '../log/logger'
+
+const log = logger('api-log')
 
 /** Whose request it is: a team's key or, for connections made by OAuth, a grant. */
 export interface ApiLogCredential {
@@ -237,7 +240,7 @@ function recordFor(credential: ApiLogCredential | undefined, token: string | und
   resolve(token).then(
     found => found ? record(found) : sinks.unknown?.(),
     (error: Error) => {
-      console.error('[api-log] Could not look up the credential of a refused request:', error.message)
+      log.error('Could not look up the credential of a refused request', { error })
       sinks.unknown?.()
     },
   )

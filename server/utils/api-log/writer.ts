@@ -12,6 +12,10 @@ import { defineCounter, sharedMetric } from '../metrics'
 import { useDb, isBehindPooler } from '../db/database'
 import { setting } from '../settings'
 import { createDatabase } from '../db/db-drivers'
+import { logger } from '../log/logger'
+import { schedule, type Job } from '../jobs/scheduler'
+
+const log = logger('api-log')
 
 /**
  * Entries per statement: making a statement's parameters blocks the event loop, about 12 ms for
@@ -26,7 +30,7 @@ const unknownCredentials = defineCounter('api_requests_unknown_credential_total'
 
 let buffer: ApiLogRecord[] = []
 let capacity = 50_000
-let timer: ReturnType<typeof setInterval> | undefined
+let flusher: Job | undefined
 let flushing: Promise<void> | undefined
 let writer: Promise<Database> | undefined
 let wasFailing = false
@@ -153,12 +157,12 @@ export function flushApiLog(): Promise<void> {
           await writeBatch(db, batch)
           batchesWritten().inc()
           entriesWritten().inc(batch.length)
-          if (wasFailing) console.info('[api-log] Writing again')
+          if (wasFailing) log.info('Writing again')
           wasFailing = false
         }
         catch (error) {
           writeErrors().inc()
-          if (!wasFailing) console.error('[api-log] A batch could not be written:', (error as Error).message)
+          if (!wasFailing) log.error('A batch could not be written', { error })
           wasFailing = true
           const room = Math.max(0, capacity - buffer.length)
           if (room < batch.length) entriesDropped().inc(batch.length - room)
@@ -176,12 +180,12 @@ export function flushApiLog(): Promise<void> {
 
 /** Starts buffering and the periodic flush (once per process). */
 export function startApiLogWriter(): void {
-  if (timer) return
+  if (flusher) return
   capacity = Number(setting('apiLogBufferSize')) || 50_000
   const interval = Math.min(Number(setting('apiLogFlushMs')) || 1000, 60_000)
   setApiLogSink(keep, () => unknownCredentials().inc())
-  timer = setInterval(() => void flushApiLog(), interval)
-  timer.unref()
+  // it goes on while the open requests end after a stop signal: stopApiLogWriter stops it
+  flusher = schedule({ name: 'api-log-flush', everyMs: interval, runAtStart: false, stopsOnSignal: false, run: flushApiLog })
 }
 
 /** Registers the log's metrics, the buffer's depth read at each scrape. */
@@ -198,7 +202,7 @@ export function setUpApiLogMetrics(): void {
 
 /** On a clean stop: writes everything buffered (waiting for a write under way first), for at most `timeoutMs`. */
 export async function stopApiLogWriter(timeoutMs = 20_000): Promise<void> {
-  clearInterval(timer)
+  await flusher?.stop()
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (flushing) await Promise.race([flushing, new Promise(resolve => setTimeout(resolve, Math.max(0, deadline - Date.now())))])
@@ -206,5 +210,5 @@ export async function stopApiLogWriter(timeoutMs = 20_000): Promise<void> {
     await Promise.race([flushApiLog(), new Promise(resolve => setTimeout(resolve, Math.max(0, deadline - Date.now())))])
     if (buffer.length && wasFailing) await new Promise(resolve => setTimeout(resolve, 200))
   }
-  if (buffer.length) console.error(`[api-log] ${buffer.length} entries could not be written before the stop`)
+  if (buffer.length) log.error(`${buffer.length} entries could not be written before the stop`, { entries: buffer.length })
 }

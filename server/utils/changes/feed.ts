@@ -3,6 +3,7 @@
 // listed events are a prefix of the final order and a cursor never passes one that commits later.
 import type { ChangeEvent, ChangeSource } from '#shared/types/changes'
 import type { Queryable } from '../db/db-drivers'
+import { purgeInBatches } from '../jobs/purge'
 
 /** An event with what the server needs to route it: its team and table. */
 export interface StoredEvent {
@@ -131,25 +132,15 @@ export async function readAllEvents(db: Queryable, after: string, limit: number,
 
 /**
  * Deletes the events older than their team's activity retention (teams without one keep them),
- * in batches, under an advisory lock so that one instance purges at a time.
+ * in batches. One instance at a time runs it (its job's advisory lock, server/plugins/change-feed-retention.ts).
  */
-export async function purgeExpiredEvents(db: { transaction: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T> }, batchSize = 10_000): Promise<number> {
-  let total = 0
-  for (;;) {
-    const deleted = await db.transaction(async (tx) => {
-      const { rows } = await tx.query<{ locked: boolean }>(`select pg_try_advisory_xact_lock(hashtext('record_events_retention')) as locked`)
-      if (!rows[0]?.locked) return 0
-      const { rowCount } = await tx.query(
-        `delete from public.record_events where id in (
-           select e.id from public.record_events e join public.teams t on t.id = e.team_id
-           where t.activity_retention_days is not null
-             and e.created_at < now() - make_interval(days => t.activity_retention_days)
-           limit $1)`,
-        [batchSize],
-      )
-      return rowCount
-    })
-    total += deleted
-    if (deleted < batchSize) return total
-  }
+export function purgeExpiredEvents(db: Pick<Queryable, 'query'>, batchSize = 10_000): Promise<number> {
+  return purgeInBatches(db, {
+    deleteSql: `delete from public.record_events where id in (
+       select e.id from public.record_events e join public.teams t on t.id = e.team_id
+       where t.activity_retention_days is not null
+         and e.created_at < now() - make_interval(days => t.activity_retention_days)
+       limit $1)`,
+    batchSize,
+  })
 }

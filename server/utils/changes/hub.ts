@@ -7,6 +7,10 @@ import { listen, onReconnect } from '../db/notifications'
 import { announceEventsSql, announcer } from './announce'
 import { latestEventId, readAllEvents, readTeamEvents, type StoredEvent } from './feed'
 import { useDb } from '../db/database'
+import { logger, outsideRequest } from '../log/logger'
+import { schedule } from '../jobs/scheduler'
+
+const log = logger('changes')
 
 /** How many events one read takes. */
 const pageSize = 500
@@ -37,13 +41,14 @@ let isWakeQueued = false
 let retryTimer: ReturnType<typeof setTimeout> | undefined
 
 function start(): Promise<void> {
-  started ??= (async () => {
+  // started by the first stream that opens, it belongs to no request
+  started ??= outsideRequest(async () => {
     db = await useDb()
     cursor = await latestEventId(db)
     onReconnect(wake)
     await listen('record_events', wake)
-    setInterval(wake, fallbackPollMs).unref()
-  })()
+    schedule({ name: 'change-hub-poll', everyMs: fallbackPollMs, runAtStart: false, run: wake })
+  })
   return started
 }
 
@@ -53,7 +58,7 @@ let spacingTimer: ReturnType<typeof setTimeout> | undefined
 /** One notification for the app's committed writes of the last few ms (changes/announce.ts). */
 const announce = announcer(() => useDb()
   .then(database => database.query(announceEventsSql))
-  .catch(error => console.error('[changes] could not announce new events:', (error as Error).message)))
+  .catch(error => log.error('Could not announce new events', { error })))
 
 /**
  * After a write of the app commits (its transaction told the change feed's trigger not to notify
@@ -101,7 +106,7 @@ async function read(database: Database): Promise<void> {
             follower.offer(stored)
           }
           catch (error) {
-            console.error('[changes] a follower failed:', (error as Error).message)
+            log.error('A follower failed', { error })
           }
         }
       }
@@ -116,7 +121,7 @@ async function read(database: Database): Promise<void> {
     }
   }
   catch (error) {
-    console.error('[changes] could not read new events:', (error as Error).message)
+    log.error('Could not read new events', { error })
   }
 }
 

@@ -7,6 +7,10 @@ import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import { listen } from '../db/notifications'
 import { useDb } from '../db/database'
 import { twoFactorBlockedFromSql, twoFactorRequired } from '../credentials/principal'
+import { logger, outsideRequest } from '../log/logger'
+import { schedule, type Job } from '../jobs/scheduler'
+
+const log = logger('changes')
 
 /** Open event streams a key may hold at once (GET /api/v1/events/stream). */
 export const maxStreamsPerKey = 10
@@ -27,12 +31,17 @@ let started = false
 function start() {
   if (started) return
   started = true
+  // started by the first connection of a key, it belongs to no request
+  outsideRequest(watch)
+}
+
+function watch() {
   listen('api_key_changed', keyId => void check([keyId]))
-    .catch(error => console.error('[changes] could not listen for key changes:', (error as Error).message))
+    .catch(error => log.error('Could not listen for key changes', { error }))
   // a person's factors, a team's policy or a member's role changed: every open key is checked again
   listen('credential_owner_changed', () => void check([...byKey.keys()]))
-    .catch(error => console.error('[changes] could not listen for credential owner changes:', (error as Error).message))
-  setInterval(() => void check([...byKey.keys()]), sweepIntervalMs).unref()
+    .catch(error => log.error('Could not listen for credential owner changes', { error }))
+  schedule({ name: 'key-stream-sweep', everyMs: sweepIntervalMs, runAtStart: false, run: () => check([...byKey.keys()]) })
 }
 
 async function check(keyIds: string[]) {
@@ -59,7 +68,7 @@ async function check(keyIds: string[]) {
     }
   }
   catch (error) {
-    console.error('[changes] could not check the keys of open streams:', (error as Error).message)
+    log.error('Could not check the keys of open streams', { error })
   }
 }
 
@@ -81,12 +90,12 @@ const instanceId = randomUUID()
 /** A lease not renewed for this long is free (its instance is gone). */
 const leaseSeconds = 15
 const renewIntervalMs = 5_000
-let renewing: ReturnType<typeof setInterval> | undefined
+let renewing: Job | undefined
 
-function renewLeases() {
-  void useDb()
+function renewLeases(): Promise<unknown> {
+  return useDb()
     .then(db => db.query('update public.event_stream_leases set renewed_at = now() where instance_id = $1', [instanceId]))
-    .catch(error => console.error('[changes] could not renew the event stream leases:', (error as Error).message))
+    .catch(error => log.error('Could not renew the event stream leases', { error }))
 }
 
 /**
@@ -115,13 +124,12 @@ export async function admitKeyStream(connection: KeyConnection): Promise<() => v
   if (slot === undefined) {
     throw createError({ statusCode: 429, statusMessage: `This API key has ${maxStreamsPerKey} event streams open already; close one first`, data: { code: 'too_many_streams' } })
   }
-  renewing ??= setInterval(renewLeases, renewIntervalMs)
-  renewing.unref()
+  renewing ??= schedule({ name: 'event-stream-leases', everyMs: renewIntervalMs, runAtStart: false, run: renewLeases })
   const release = admitKeyConnection(connection)
   const heldSlot = slot
   return () => {
     release()
     db.query('delete from public.event_stream_leases where key_id = $1 and slot = $2 and stream_id = $3', [connection.keyId, heldSlot, streamId])
-      .catch(error => console.error('[changes] could not release an event stream lease:', (error as Error).message))
+      .catch(error => log.error('Could not release an event stream lease', { error }))
   }
 }

@@ -10,11 +10,15 @@ import { openEventStream, streamStart } from './sse'
 import { useDb } from '../db/database'
 import { domainTables } from '../records/table-registry'
 import { twoFactorBlockedFromSql, twoFactorRequired } from '../credentials/principal'
+import { logger } from '../log/logger'
+import { schedule, type Job } from '../jobs/scheduler'
+
+const log = logger('changes')
 
 const membershipSweepMs = 5_000
 /** The open streams' ends, by "team:user". */
 const openByMember = new Map<string, Set<(reason: string) => void>>()
-let sweeping: ReturnType<typeof setInterval> | undefined
+let sweeping: Job | undefined
 
 async function sweep() {
   if (!openByMember.size) return
@@ -36,7 +40,7 @@ async function sweep() {
     }
   }
   catch (error) {
-    console.error('[changes] could not check the members of open streams:', (error as Error).message)
+    log.error('Could not check the members of open streams', { error })
   }
 }
 
@@ -44,8 +48,7 @@ export async function streamMemberEvents(event: H3Event, context: TeamContext, a
   const start = streamStart(event, after)
   const tables = new Set((await domainTables()).map(table => table.name).filter(name => can(context.role, tablePermission(name, 'view'))))
   const member = `${context.team.id}:${context.user.id}`
-  sweeping ??= setInterval(() => void sweep(), membershipSweepMs)
-  sweeping.unref()
+  sweeping ??= schedule({ name: 'member-stream-sweep', everyMs: membershipSweepMs, runAtStart: false, run: sweep })
   let end: ((reason: string) => void) | undefined
   await openEventStream(event, {
     teamId: context.team.id,

@@ -7,6 +7,9 @@ import type { ChangeEvent } from '#shared/types/changes'
 import { follow, type Following } from './hub'
 import { feedStart, isEventId, type StoredEvent } from './feed'
 import { endOnShutdown } from '../shutdown'
+import { logger } from '../log/logger'
+
+const log = logger('changes')
 
 /** The interval of the heartbeat comment (CHANGES_HEARTBEAT_MS shortens it, for tests). */
 export const defaultHeartbeatMs = 15_000
@@ -128,7 +131,7 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
     })
   }
   catch (error) {
-    console.error('[changes] a stream could not start:', (error as Error).message)
+    log.error('A stream could not start', { error })
     end('The stream could not start; try again')
     return ended
   }

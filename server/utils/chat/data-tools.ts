@@ -9,6 +9,7 @@ import { createRecord, deleteRecord, updateRecord } from '../records/records'
 import type { TableInfo } from '../records/table-registry'
 import { ChatQueryRefused, runChatQuery } from './query-runner'
 import { useChatQueryTarget } from './query-pool'
+import { logger } from '../log/logger'
 
 /** A tool's input as JSON Schema: the allowed values, formats, foreign keys and comments of its columns. */
 export const toolInputJsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
@@ -80,7 +81,7 @@ export async function runWriteTool(client: AuditedClient, definition: WriteToolD
   }
   catch (error) {
     if ((error as { statusCode?: number }).statusCode && (error as { statusCode: number }).statusCode < 500) return toolFailure(table, error)
-    console.error(`[${client.context.source}] write tool failed`, error)
+    logger(client.context.source).error('A write tool failed', { error })
     return { error: 'The write failed on the server; nothing was changed.' }
   }
 }

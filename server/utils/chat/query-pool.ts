@@ -4,6 +4,9 @@ import type { Database } from '../db/db-drivers'
 import type { ChatQueryTarget } from './query-runner'
 import { setting } from '../settings'
 import { useDb } from '../db/database'
+import { logger } from '../log/logger'
+
+const log = logger('chat')
 
 const gatewayRole = 'chat_gateway'
 
@@ -26,12 +29,12 @@ async function openChatPool(db: Database): Promise<pg.Pool> {
     const password = gatewayPassword(setting('appSecret') || process.env.NUXT_SESSION_PASSWORD || useRuntimeConfig().session.password)
     // hex only, so it can stand in the statement (ALTER ROLE takes no parameters)
     await db.query(`alter role ${gatewayRole} with login password '${password}'`).catch((error: Error) => {
-      console.warn(`[chat] Could not set the password of ${gatewayRole} (${error.message}); set CHAT_DATABASE_URL`)
+      log.warn(`Could not set the password of ${gatewayRole} (${error.message}); set CHAT_DATABASE_URL`)
     })
     url = gatewayUrl(setting('databaseUrl'), password)
   }
   const pool = new pg.Pool({ connectionString: url, max: 3, idleTimeoutMillis: 30_000 })
-  pool.on('error', error => console.error('[chat] idle chat pool client error', error.message))
+  pool.on('error', error => log.error('An idle chat pool client failed', { error }))
   return pool
 }
 

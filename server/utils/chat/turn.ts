@@ -12,6 +12,9 @@ import { chatTables, chatTools, newTurnState, queryAttemptsExhausted, tablesAllo
 import { valueHints } from './value-hints'
 import { setting } from '../settings'
 import { useTableRegistry } from '../records/table-registry'
+import { logger } from '../log/logger'
+
+const log = logger('chat')
 
 /**
  * What the browser may send for a turn: the new user message (text only), the answers to the
@@ -104,7 +107,7 @@ export async function streamChatTurn(event: H3Event, caller: ChatCaller, chat: C
   const tools = await chatTools(tables, registry, caller, chat.id, state)
   const writeToolNames = Object.keys(tools).filter(name => /^(create|update|delete)_/.test(name))
   const values = await valueHints(await useChatQueryTarget(), caller.teamId, readable).catch((error: Error) => {
-    console.warn('[chat] no value hints:', error.message)
+    log.warn('No value hints', { error })
     return {}
   })
   const owned = { ...chat, userId: caller.userId, teamId: caller.teamId }
@@ -144,7 +147,7 @@ export async function streamChatTurn(event: H3Event, caller: ChatCaller, chat: C
       if (used.input || used.output) await recordTokenUsage(caller.db, owned, used)
     },
     onError: (error) => {
-      console.error('[chat] the model failed', error)
+      log.error('The model failed', { error })
       return 'The assistant could not answer. Try again.'
     },
   })

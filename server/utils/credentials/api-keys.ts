@@ -11,6 +11,9 @@ import { disableEndpointsOfKey } from '../webhooks/webhooks-endpoints'
 import { domainTables } from '../records/table-registry'
 import { requestHeader } from '../http/request'
 import { useDb } from '../db/database'
+import { logger } from '../log/logger'
+
+const log = logger('api-keys')
 
 /** The lowercase hex SHA-256 of a raw key, as stored in api_keys.key_hash. */
 export function hashApiKey(rawKey: string): string {
@@ -183,7 +186,7 @@ function touchApiKey(db: Database, apiKey: AuthenticatedKey, recentlyUsed: boole
     `update public.api_keys set last_used_at = now()
      where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute')`,
     [apiKey.id],
-  ).catch(error => console.error('[api-keys] could not record last_used_at for key', apiKey.id, error))
+  ).catch(error => log.error('Could not record last_used_at for a key', { apiKeyId: apiKey.id, error }))
 }
 
 /** The condition that the api_keys row `alias` is neither revoked nor expired. */

@@ -3,6 +3,9 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import { createDatabase, type Database } from './db-drivers'
 import { readMigrationFolder, runMigrations, type Migration } from './migrations'
 import { setting } from '../settings'
+import { logger } from '../log/logger'
+
+const log = logger('db')
 
 let ready: Promise<Database> | undefined
 
@@ -43,7 +46,7 @@ async function seedDemo(db: Database, production: boolean) {
     if (passwordHash) await tx.query('update auth.users set encrypted_password = $1', [passwordHash])
   })
   // printed this once only: the next start finds the users and seeds nothing
-  console.info(`[db] Seeded the demo team. Sign in as ${demoEmail} with the password ${password}`)
+  log.info(`Seeded the demo team. Sign in as ${demoEmail} with the password ${password}`)
 }
 
 /**
@@ -77,7 +80,7 @@ async function openDatabase(): Promise<Database> {
   // registry picks it up); never set in a deployment
   const extra = process.env.TEST_MIGRATIONS_DIR ? readMigrationFolder(process.env.TEST_MIGRATIONS_DIR) : []
   const applied = await migrate(db, [...await bundledMigrations(), ...extra])
-  if (applied.length) console.info(`[db] Applied ${applied.length} migration(s): ${applied.join(', ')}`)
+  if (applied.length) log.info(`Applied ${applied.length} migration(s): ${applied.join(', ')}`, { migrations: applied })
   // the demo seeds itself on the embedded database in development (npm run dev); elsewhere only
   // on request. (NUXT_SEED_DEMO=true arrives as a boolean: Nuxt parses environment values.)
   const requested = String(config.seedDemo)
@@ -91,7 +94,7 @@ async function openDatabase(): Promise<Database> {
       maxConnections: 10,
     })
     await server.start()
-    console.info(`[db] The embedded database accepts connections on 127.0.0.1:${config.pgliteSocketPort}`)
+    log.info(`The embedded database accepts connections on 127.0.0.1:${config.pgliteSocketPort}`)
   }
   return db
 }

@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite'
 import pg from 'pg'
+import { logger, outsideRequest } from '../log/logger'
+
+const log = logger('db')
 
 export interface QueryResult<T> {
   rows: T[]
@@ -132,7 +135,8 @@ function queryResult<T>(result: pg.QueryResult, options: QueryOptions | undefine
 function createPostgres(url: string, max: number, prepare: boolean): Database {
   // a connection attempt that hangs (server unreachable) fails after 10 s instead of waiting forever
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 })
-  pool.on('error', error => console.error('[db] idle client error', error.message))
+  // a pooled connection belongs to no request: its later errors are not one's
+  pool.on('error', error => outsideRequest(() => log.error('An idle client failed', { error })))
   // statement names by text: planning is most of the cost of the app's short statements
   const names = new Map<string, string | null>()
   const nameOf = (text: string): string | undefined => {
@@ -193,7 +197,7 @@ function createPostgres(url: string, max: number, prepare: boolean): Database {
       for (const rider of taken) rider.reject(error)
       throw error
     }
-    const onLost = (error: Error) => console.error('[db] connection lost:', error.message)
+    const onLost = (error: Error) => log.error('Connection lost', { error })
     client.on('error', onLost)
     const name = prepare && options?.prepare ? nameOf(text) : undefined
     const stream = (client as unknown as { connection: { stream: { cork(): void, uncork(): void } } }).connection.stream
@@ -248,7 +252,7 @@ function createPostgres(url: string, max: number, prepare: boolean): Database {
       const client = await pool.connect()
       // a checked-out client has no pool listener: without one, the server going away between two
       // statements would be an unhandled 'error' event, which ends the process
-      const onLost = (error: Error) => console.error('[db] connection lost:', error.message)
+      const onLost = (error: Error) => log.error('Connection lost', { error })
       client.on('error', onLost)
       let isBroken = false
       try {

@@ -2,6 +2,9 @@ import pg from 'pg'
 import { defineCounter } from '../metrics'
 import { setting } from '../settings'
 import { useDb } from './database'
+import { logger, outsideRequest } from '../log/logger'
+
+const log = logger('notifications')
 
 /**
  * One LISTEN connection per process. On Postgres it is a dedicated client on the direct connection
@@ -50,7 +53,7 @@ function dispatch(channel: string, payload: string) {
       handler(payload)
     }
     catch (error) {
-      console.error(`[notifications] a handler of ${channel} failed:`, (error as Error).message)
+      log.error(`A handler of ${channel} failed`, { channel, error })
     }
   }
 }
@@ -61,7 +64,7 @@ function tellReconnect() {
       handler()
     }
     catch (error) {
-      console.error('[notifications] a reconnect handler failed:', (error as Error).message)
+      log.error('A reconnect handler failed', { error })
     }
   }
 }
@@ -102,7 +105,7 @@ async function connect(isReconnect: boolean): Promise<void> {
     next.removeAllListeners('error')
     next.on('error', () => {})
     next.end().catch(() => {})
-    if (!isStopped) console.error('[notifications] could not listen:', (error as Error).message)
+    if (!isStopped) log.error('Could not listen', { error })
     scheduleConnect()
     return
   }
@@ -118,7 +121,7 @@ async function connect(isReconnect: boolean): Promise<void> {
   pingTimer.unref()
   if (isReconnect) {
     notificationReconnects().inc()
-    console.info('[notifications] listening again')
+    log.info('Listening again')
     tellReconnect()
   }
 }
@@ -127,7 +130,7 @@ async function connect(isReconnect: boolean): Promise<void> {
 function ping(pinged: pg.Client) {
   if (client !== pinged) return
   if (Date.now() - lastAnswerAt > pingTimeoutMs) {
-    console.error('[notifications] the listening connection stopped answering')
+    log.error('The listening connection stopped answering')
     lose(pinged)
     return
   }
@@ -137,7 +140,8 @@ function ping(pinged: pg.Client) {
 }
 
 function start(): Promise<void> {
-  started ??= directUrl() ? connect(false) : Promise.resolve()
+  // the connection outlives the request that first listens: its lines are no request's
+  started ??= directUrl() ? outsideRequest(() => connect(false)) : Promise.resolve()
   return started
 }
 

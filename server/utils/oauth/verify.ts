@@ -1,4 +1,5 @@
 import type { H3Event } from 'h3'
+import { LRUCache } from 'lru-cache'
 import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import type { Role } from '#shared/permissions'
 import type { Database } from '../db/db-drivers'
@@ -7,6 +8,9 @@ import { noteApiCredential, noteUnknownApiCredential } from '../api-log/recorder
 import { hashSecret } from './config'
 import { resolveGrantToken } from '../credentials/principal'
 import { useDb } from '../db/database'
+import { logger } from '../log/logger'
+
+const log = logger('oauth')
 
 /** What a request with an OAuth access token acts as: the grant, its client, team and user, and its scopes now. */
 export interface AuthenticatedGrant {
@@ -30,20 +34,20 @@ export class InvalidAccessToken extends Error {
 }
 
 const touchInterval = 60_000
-const lastTouched = new Map<string, number>()
+/** When each grant was last recorded as used, for the 50 000 grants used last. */
+const lastTouched = new LRUCache<string, number>({ max: 50_000 })
 
 /** Records that a grant was used, at most once a minute per grant, off the response path. */
 function touchGrant(db: Database, grantId: string, recentlyUsed: boolean) {
   const now = Date.now()
   if (now - (lastTouched.get(grantId) ?? 0) < touchInterval) return
   lastTouched.set(grantId, now)
-  if (lastTouched.size > 50_000) lastTouched.clear()
   if (recentlyUsed) return
   db.query(
     `update public.oauth_grants set last_used_at = now()
      where id = $1 and (last_used_at is null or last_used_at < now() - interval '1 minute')`,
     [grantId],
-  ).catch(error => console.error('[oauth] could not record last_used_at for grant', grantId, error))
+  ).catch(error => log.error('Could not record last_used_at for a grant', { grantId, error }))
 }
 
 /**

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto'
 import type { H3Event } from 'h3'
+import { LRUCache } from 'lru-cache'
 import type { DataRecord } from '#shared/types/data'
 import { csvField } from '../http/csv'
 import { joinedNames } from '../records/record-sql'
@@ -38,7 +39,8 @@ export function shapeArrayRows(table: TableInfo, registry: Map<string, TableInfo
   return rows.map(build)
 }
 
-const rowBuilders = new Map<string, (row: unknown[]) => DataRecord>()
+// aliases in `select` make the sets of keys open-ended: the 1000 used last are kept
+const rowBuilders = new LRUCache<string, (row: unknown[]) => DataRecord>({ max: 1000 })
 
 /**
  * A function that makes one answer object from an array row: an object literal with the answer's
@@ -53,8 +55,6 @@ function rowBuilder(keys: [string, number][]): (row: unknown[]) => DataRecord {
     const properties = keys.map(([key, index]) => `${key === '__proto__' ? `[${JSON.stringify(key)}]` : JSON.stringify(key)}: row[${index}]`)
     // the source is only quoted keys and numbers, made above
     build = new Function('row', `return { ${properties.join(', ')} }`) as (row: unknown[]) => DataRecord
-    // aliases in `select` make the sets of keys open-ended: the map stays bounded
-    if (rowBuilders.size >= 1000) rowBuilders.clear()
     rowBuilders.set(signature, build)
   }
   return build

@@ -1,5 +1,6 @@
 // Standard Webhooks signatures and headers of a delivery.
 import { createHmac } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 import type { ClaimedDelivery } from './claims'
 
 /**
@@ -14,16 +15,15 @@ function signature(secret: string, id: string, timestamp: string, body: string):
 
 /**
  * `compute(text)`, kept by its text for the next call: a burst signs thousands of deliveries with
- * one team's secret and sends them to one URL. At most `size` are kept; then all are dropped (a
- * rotated-out secret or a changed URL goes with the rest).
+ * one team's secret and sends them to one URL. The `size` used last are kept (a rotated-out secret
+ * or a changed URL is dropped in time).
  */
-export function keptByText<T>(size: number, compute: (text: string) => T): (text: string) => T {
-  const kept = new Map<string, T>()
+export function keptByText<T extends NonNullable<unknown>>(size: number, compute: (text: string) => T): (text: string) => T {
+  const kept = new LRUCache<string, T>({ max: size })
   return (text) => {
     let value = kept.get(text)
     if (value === undefined) {
       value = compute(text)
-      if (kept.size >= size) kept.clear()
       kept.set(text, value)
     }
     return value

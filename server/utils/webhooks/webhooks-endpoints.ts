@@ -140,6 +140,34 @@ export async function recoverWebhookEndpoint(client: AuditedClient, teamId: stri
 }
 
 /**
+ * Disables the endpoints `chosenSql` selects (`id` and `reason`, the text their page shows), and
+ * stops their queued deliveries (they can be recovered once the endpoint is enabled again), in one
+ * statement: the one way an endpoint is disabled by the app. The chosen rows are locked and read
+ * again, so an endpoint changed meanwhile is judged as it is now. Returns the endpoints disabled.
+ */
+async function disableEndpoints(tx: Queryable, chosenSql: string, params: unknown[] = []): Promise<string[]> {
+  const { rows } = await tx.query<{ id: string }>(
+    `with chosen as (${chosenSql}
+       for update of e
+     ),
+     disabled as (
+       update public.webhook_endpoints e
+       set enabled = false, disabled_at = now(), updated_at = now(), disabled_reason = chosen.reason
+       from chosen where e.id = chosen.id
+       returning e.id, e.team_id
+     ),
+     stopped as (
+       update public.webhook_deliveries d
+       set status = 'failed', last_error = 'The endpoint was disabled', locked_until = null, updated_at = now()
+       from disabled where d.team_id = disabled.team_id and d.endpoint_id = disabled.id and d.status = 'pending'
+     )
+     select id from disabled`,
+    params,
+  )
+  return rows.map(row => row.id)
+}
+
+/**
  * Disables every endpoint that has failed each attempt for 5 days, with the reason, and stops its
  * queued deliveries (they can be recovered). Any instance may run it: a transaction-level advisory
  * lock lets one at a time do the work, the others return at once. Returns the endpoints disabled.
@@ -148,32 +176,13 @@ export async function disableFailingEndpoints(db: Database): Promise<string[]> {
   return db.transaction(async (tx) => {
     const { rows: [lock] } = await tx.query<{ taken: boolean }>(`select pg_try_advisory_xact_lock(hashtext('webhooks.auto-disable')) as taken`)
     if (!lock?.taken) return []
-    const { rows } = await tx.query<{ id: string }>(
-      `with failing as (
-         select e.id, e.failing_since,
-           (select coalesce(d.last_error, 'no answer') from public.webhook_deliveries d
-            where d.endpoint_id = e.id and d.team_id = e.team_id and d.attempts > 0 order by d.updated_at desc limit 1) as last_error
-         from public.webhook_endpoints e
-         where e.enabled and e.failing_since <= now() - make_interval(days => $1::int)
-         for update of e
-       ),
-       disabled as (
-         update public.webhook_endpoints e
-         set enabled = false, disabled_at = now(), updated_at = now(),
-             disabled_reason = format('Disabled automatically: every delivery attempt failed for %s days (since %s UTC). Last error: %s',
-               $1::int, to_char(f.failing_since at time zone 'UTC', 'YYYY-MM-DD HH24:MI'), f.last_error)
-         from failing f where e.id = f.id
-         returning e.id
-       ),
-       stopped as (
-         update public.webhook_deliveries d
-         set status = 'failed', last_error = 'The endpoint was disabled', locked_until = null, updated_at = now()
-         from disabled where d.endpoint_id = disabled.id and d.status = 'pending'
-       )
-       select id from disabled`,
-      [autoDisableAfterDays],
-    )
-    return rows.map(row => row.id)
+    return disableEndpoints(tx, `
+      select e.id, format('Disabled automatically: every delivery attempt failed for %s days (since %s UTC). Last error: %s',
+          $1::int, to_char(e.failing_since at time zone 'UTC', 'YYYY-MM-DD HH24:MI'),
+          (select coalesce(d.last_error, 'no answer') from public.webhook_deliveries d
+           where d.endpoint_id = e.id and d.team_id = e.team_id and d.attempts > 0 order by d.updated_at desc limit 1)) as reason
+      from public.webhook_endpoints e
+      where e.enabled and e.failing_since <= now() - make_interval(days => $1::int)`, [autoDisableAfterDays])
   })
 }
 
@@ -183,22 +192,10 @@ export async function disableFailingEndpoints(db: Database): Promise<string[]> {
  * can be recovered once an admin enables the endpoint again). Returns how many it disabled.
  */
 export async function disableEndpointsOfKey(tx: Queryable, teamId: string, keyId: string, why: string): Promise<number> {
-  const { rows } = await tx.query<{ disabled: number }>(
-    `with disabled as (
-       update public.webhook_endpoints
-       set enabled = false, disabled_at = now(), updated_at = now(), disabled_reason = 'Disabled because ' || $3
-       where team_id = $1 and created_by_api_key_id = $2 and enabled
-       returning id
-     ),
-     stopped as (
-       update public.webhook_deliveries d
-       set status = 'failed', last_error = 'The endpoint was disabled', locked_until = null, updated_at = now()
-       from disabled where d.team_id = $1 and d.endpoint_id = disabled.id and d.status = 'pending'
-     )
-     select count(*)::int as disabled from disabled`,
-    [teamId, keyId, why],
-  )
-  return rows[0]!.disabled
+  const disabled = await disableEndpoints(tx, `
+    select e.id, 'Disabled because ' || $3 as reason from public.webhook_endpoints e
+    where e.team_id = $1 and e.created_by_api_key_id = $2 and e.enabled`, [teamId, keyId, why])
+  return disabled.length
 }
 
 /**
@@ -211,29 +208,11 @@ export async function disableEndpointsOfExpiredKeys(db: Database): Promise<strin
   return db.transaction(async (tx) => {
     const { rows: [lock] } = await tx.query<{ taken: boolean }>(`select pg_try_advisory_xact_lock(hashtext('webhooks.expired-keys')) as taken`)
     if (!lock?.taken) return []
-    const { rows } = await tx.query<{ id: string }>(
-      `with ended as (
-         select e.id, k.name
-         from public.webhook_endpoints e
-         join public.api_keys k on k.id = e.created_by_api_key_id and k.team_id = e.team_id
-         where e.enabled and k.revoked_at is null and k.expires_at <= now()
-           and coalesce(e.updated_at, e.created_at) < k.expires_at
-         for update of e
-       ),
-       disabled as (
-         update public.webhook_endpoints e
-         set enabled = false, disabled_at = now(), updated_at = now(),
-             disabled_reason = format('Disabled because the API key "%s" that created it expired', ended.name)
-         from ended where e.id = ended.id
-         returning e.id
-       ),
-       stopped as (
-         update public.webhook_deliveries d
-         set status = 'failed', last_error = 'The endpoint was disabled', locked_until = null, updated_at = now()
-         from disabled where d.endpoint_id = disabled.id and d.status = 'pending'
-       )
-       select id from disabled`,
-    )
-    return rows.map(row => row.id)
+    return disableEndpoints(tx, `
+      select e.id, format('Disabled because the API key "%s" that created it expired', k.name) as reason
+      from public.webhook_endpoints e
+      join public.api_keys k on k.id = e.created_by_api_key_id and k.team_id = e.team_id
+      where e.enabled and k.revoked_at is null and k.expires_at <= now()
+        and coalesce(e.updated_at, e.created_at) < k.expires_at`)
   })
 }

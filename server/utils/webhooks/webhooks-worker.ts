@@ -6,6 +6,9 @@ import { recordAttempts, type FinishedAttempt } from './attempts'
 import { claimDueDeliveries, releaseDeliveries, releaseHolds, type ClaimedDelivery } from './claims'
 import type { WebhookSettings } from './delivery-settings'
 import { attemptDelivery, closeSenderAgents } from './sender'
+import { logger } from '../log/logger'
+
+const log = logger('webhooks')
 
 export interface WorkerLimits {
   /** Deliveries in flight at once, over all receivers. */
@@ -124,7 +127,7 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
     recording = recordAttempts(db, batch, settings)
       .catch((error) => {
         // the rows stay `delivering` until their lease runs out; then they are sent again
-        console.error(`[webhooks] could not record ${batch.length} delivery attempt(s):`, (error as Error).message)
+        log.error(`Could not record ${batch.length} delivery attempt(s)`, { attempts: batch.length, error })
       })
       .finally(() => {
         recording = undefined
@@ -196,7 +199,7 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
           claimed = await claimDueDeliveries(db, worker, free, settings.leaseSeconds, newRoom, room)
         }
         catch (error) {
-          if (!isStopped) console.error('[webhooks] could not read the outbox:', (error as Error).message)
+          if (!isStopped) log.error('Could not read the outbox', { error })
         }
         const claimedAt = Date.now()
         const claimedFor = new Map<string, number>()
@@ -224,7 +227,7 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
         if (claimed.length === free) shouldLook = true
         if (!hasLooked) {
           hasLooked = true
-          console.info(`[webhooks] delivery worker running (polls every ${settings.pollIntervalMs} ms)`)
+          log.info(`Delivery worker running (polls every ${settings.pollIntervalMs} ms)`, { pollIntervalMs: settings.pollIntervalMs })
         }
         continue
       }
@@ -234,11 +237,11 @@ export function startWebhookWorker(db: Database, settings: WebhookSettings, limi
     waiting.clear()
     waitingCount = 0
     await releaseDeliveries(db, unstarted)
-      .catch(error => console.error('[webhooks] could not release unsent deliveries:', (error as Error).message))
+      .catch(error => log.error('Could not release unsent deliveries', { error }))
     await Promise.all(sending)
     // only now: another worker taking a receiver while this one still sends to it would exceed its bound
     await releaseHolds(db, worker)
-      .catch(error => console.error('[webhooks] could not release held receivers:', (error as Error).message))
+      .catch(error => log.error('Could not release held receivers', { error }))
     while (recording || finished.length) {
       record(true)
       await recording

@@ -59,7 +59,7 @@ export default defineWebSocketHandler({
     // a stopping server closes its sockets ("going away"): the client reconnects and joins again
     peer.context.forget = endOnShutdown(() => peer.close(1001, 'The server is stopping'))
     const ready = setUp(peer)
-    ready.catch(error => console.error('[realtime] a socket could not be set up:', (error as Error).message))
+    ready.catch(error => logger('realtime').error('A socket could not be set up', { error }))
     peer.context.realtime = ready
   },
   async message(peer, message) {
