@@ -67,6 +67,13 @@ export default defineNuxtConfig({
     public: {},
   },
 
+  experimental: {
+    // A link loads its page's code when pointed at or focused, not when it comes into view: the
+    // sidebar and the settings' tabs made every first visit load and run the code of every page
+    // they link to (on /app/settings some twenty files) while the page itself was starting.
+    defaults: { nuxtLink: { prefetchOn: { visibility: false, interaction: true } } },
+  },
+
   compatibilityDate: '2025-07-15',
 
   vite: {
@@ -95,6 +102,12 @@ export default defineNuxtConfig({
   ...(buildRoot ? { buildDir: `${buildRoot}/nuxt` } : {}),
 
   hooks: {
+    // No <link rel="prefetch"> for what a page may load later (its modals, the other pages): a first
+    // visit fetched them all while the page was still starting (on /login some twenty files, 50 KiB),
+    // on the phone's one slow connection. They load when first used.
+    'build:manifest'(manifest) {
+      for (const chunk of Object.values(manifest)) chunk.prefetch = false
+    },
     // Our API error handler goes first; it leaves every non-API path to Nuxt's own.
     // (set here: nuxt.config's `nitro` key is typed without Nitro's own options in this setup)
     'nitro:config'(config) {
@@ -160,6 +173,9 @@ export default defineNuxtConfig({
   // A build must not reach the network: icons come from the local @iconify-json collections,
   // and no remote font provider is asked.
   icon: {
+    // drawn as inline SVG in the server's HTML: as CSS (the default) each icon was a data: image
+    // that the browser fetched as a request of its own, some ten on a signed-in page
+    mode: 'svg',
     serverBundle: 'local',
     clientBundle: { scan: true },
   },

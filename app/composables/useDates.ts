@@ -11,11 +11,26 @@ export function useDates() {
   const locale = useState('reader-locale', () => import.meta.server
     ? localeFromHeader(useRequestHeaders(['accept-language'])['accept-language'])
     : localeFromHeader(navigator.languages.join(',')))
-  const zoneCookie = useCookie<string | undefined>('tz', { sameSite: 'lax', maxAge: 60 * 60 * 24 * 365 })
-  const timeZone = import.meta.server ? knownTimeZone(zoneCookie.value) : knownTimeZone(Intl.DateTimeFormat().resolvedOptions().timeZone)
-  if (import.meta.client && zoneCookie.value !== timeZone) zoneCookie.value = timeZone
+  const timeZone = import.meta.server ? knownTimeZone(useCookie<string | undefined>(zoneCookieName).value) : browserTimeZone()
   const now = useState('dates-now', () => Date.now())
   return { ...datesFor({ locale: locale.value, timeZone }), now }
+}
+
+const zoneCookieName = 'tz'
+let browserZone: string | undefined
+/**
+ * The browser's time zone, worked out once per page load and left in the `tz` cookie for the
+ * server's next render. Once, not per call: every AppTime of a table asks, and each answer
+ * (two Intl formatters, a cookie read and a cookie watcher) cost the phone's hydration dearly.
+ */
+function browserTimeZone(): string {
+  if (browserZone) return browserZone
+  browserZone = knownTimeZone(Intl.DateTimeFormat().resolvedOptions().timeZone)
+  const cookie = document.cookie.split('; ').find(pair => pair.startsWith(`${zoneCookieName}=`))
+  if (decodeURIComponent(cookie?.slice(zoneCookieName.length + 1) ?? '') !== browserZone) {
+    document.cookie = `${zoneCookieName}=${encodeURIComponent(browserZone)}; Path=/; Max-Age=${60 * 60 * 24 * 365}; SameSite=Lax`
+  }
+  return browserZone
 }
 
 let ticking: ReturnType<typeof setInterval> | undefined

@@ -1,5 +1,5 @@
 import type { ActivityEntry } from '#shared/types/api'
-import { activityActions, activitySources } from '#shared/utils/schemas'
+import { activityActions, activitySources } from '#shared/activity'
 
 /** The filters of the Activity page; `all` and empty strings mean no filter; dates are `YYYY-MM-DD`, both inclusive. */
 export interface ActivityFilterState {

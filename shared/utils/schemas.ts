@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { activityActions, activitySources } from '../activity'
 import { roles } from '../permissions'
 import { PageQuery, tableNamePattern } from './patterns'
 
@@ -57,10 +58,7 @@ export const UpdateTeamBody = z.object({
 
 export const MemberRoleBody = z.object({ role: z.enum(roles) })
 
-export const activitySources = ['web', 'api', 'chat', 'mcp', 'system'] as const
-export const activityActions = ['insert', 'update', 'delete'] as const
-export type ActivitySource = typeof activitySources[number]
-export type ActivityAction = typeof activityActions[number]
+export { activityActions, activitySources, type ActivityAction, type ActivitySource } from '../activity'
 
 const timestamp = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp, e.g. 2026-01-31T00:00:00Z' })
 
