@@ -26,7 +26,7 @@ function errorBody(event: H3Event, statusCode: number, message: string, data?: u
  */
 const errorHandler: NitroErrorHandler = (error, event) => {
   if (isConnectionError(error)) {
-    logger('db').error('The database is unavailable', { method: event.method, path: event.path, error: (error.cause as Error | undefined)?.message ?? error.message })
+    logger('db').error('The database is unavailable', { ...requestLogFields(event), method: event.method, path: event.path, error: (error.cause as Error | undefined)?.message ?? error.message })
     setResponseHeader(event, 'retry-after', retryAfterSeconds)
     setResponseStatus(event, 503)
     setResponseHeader(event, 'content-type', 'application/json')
@@ -36,7 +36,7 @@ const errorHandler: NitroErrorHandler = (error, event) => {
   if (!event.path.startsWith('/api/') && !isPublicApiPath(event.path) && !apiLogSource(event.path)) return
   const statusCode = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500
   const isUnexpected = statusCode >= 500 && !error.statusMessage
-  if (isUnexpected || error.unhandled) logger('api').error('An unexpected error', { method: event.method, path: event.path, status: statusCode, error: error.cause ?? error })
+  if (isUnexpected || error.unhandled) logger('api').error('An unexpected error', { ...requestLogFields(event), method: event.method, path: event.path, status: statusCode, error: error.cause ?? error })
   const message = statusCode === 500 && (isUnexpected || error.unhandled)
     ? 'Internal server error'
     : error.statusMessage || error.message || 'Request failed'

@@ -7,7 +7,7 @@ import { listen, onReconnect } from '../db/notifications'
 import { announceEventsSql, announcer } from './announce'
 import { latestEventId, readAllEvents, readTeamEvents, type StoredEvent } from './feed'
 import { useDb } from '../db/database'
-import { logger, outsideRequest } from '../log/logger'
+import { logger } from '../log/logger'
 import { schedule } from '../jobs/scheduler'
 
 const log = logger('changes')
@@ -41,14 +41,13 @@ let isWakeQueued = false
 let retryTimer: ReturnType<typeof setTimeout> | undefined
 
 function start(): Promise<void> {
-  // started by the first stream that opens, it belongs to no request
-  started ??= outsideRequest(async () => {
+  started ??= (async () => {
     db = await useDb()
     cursor = await latestEventId(db)
     onReconnect(wake)
     await listen('record_events', wake)
     schedule({ name: 'change-hub-poll', everyMs: fallbackPollMs, runAtStart: false, run: wake })
-  })
+  })()
   return started
 }
 

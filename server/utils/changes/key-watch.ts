@@ -7,7 +7,7 @@ import type { ApiKeyScopes } from '#shared/utils/api-keys'
 import { listen } from '../db/notifications'
 import { useDb } from '../db/database'
 import { twoFactorBlockedFromSql, twoFactorRequired } from '../credentials/principal'
-import { logger, outsideRequest } from '../log/logger'
+import { logger } from '../log/logger'
 import { schedule, type Job } from '../jobs/scheduler'
 
 const log = logger('changes')
@@ -31,8 +31,7 @@ let started = false
 function start() {
   if (started) return
   started = true
-  // started by the first connection of a key, it belongs to no request
-  outsideRequest(watch)
+  watch()
 }
 
 function watch() {

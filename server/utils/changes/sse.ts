@@ -7,7 +7,7 @@ import type { ChangeEvent } from '#shared/types/changes'
 import { follow, type Following } from './hub'
 import { feedStart, isEventId, type StoredEvent } from './feed'
 import { endOnShutdown } from '../shutdown'
-import { logger } from '../log/logger'
+import { logger, requestLogFields } from '../log/logger'
 
 const log = logger('changes')
 
@@ -131,7 +131,7 @@ export async function openEventStream(event: H3Event, options: StreamOptions): P
     })
   }
   catch (error) {
-    log.error('A stream could not start', { error })
+    log.error('A stream could not start', { ...requestLogFields(event), error })
     end('The stream could not start; try again')
     return ended
   }

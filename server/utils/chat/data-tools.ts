@@ -81,7 +81,7 @@ export async function runWriteTool(client: AuditedClient, definition: WriteToolD
   }
   catch (error) {
     if ((error as { statusCode?: number }).statusCode && (error as { statusCode: number }).statusCode < 500) return toolFailure(table, error)
-    logger(client.context.source).error('A write tool failed', { error })
+    logger(client.context.source).error('A write tool failed', { error, request_id: client.context.requestId })
     return { error: 'The write failed on the server; nothing was changed.' }
   }
 }

@@ -9,6 +9,8 @@ export interface AuditContext {
   sourceRef?: string | null
   /** The API key of a public API write. */
   apiKeyId?: string | null
+  /** The id of the request that writes (its Request-Id), for the lines it logs. */
+  requestId?: string | null
 }
 
 /** The database bound to an audit context; it runs with elevated privilege, so every query filters by team itself. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite'
 import pg from 'pg'
-import { logger, outsideRequest } from '../log/logger'
+import { logger } from '../log/logger'
 
 const log = logger('db')
 
@@ -135,8 +135,7 @@ function queryResult<T>(result: pg.QueryResult, options: QueryOptions | undefine
 function createPostgres(url: string, max: number, prepare: boolean): Database {
   // a connection attempt that hangs (server unreachable) fails after 10 s instead of waiting forever
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 })
-  // a pooled connection belongs to no request: its later errors are not one's
-  pool.on('error', error => outsideRequest(() => log.error('An idle client failed', { error })))
+  pool.on('error', error => log.error('An idle client failed', { error }))
   // statement names by text: planning is most of the cost of the app's short statements
   const names = new Map<string, string | null>()
   const nameOf = (text: string): string | undefined => {

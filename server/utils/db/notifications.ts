@@ -2,7 +2,7 @@ import pg from 'pg'
 import { defineCounter } from '../metrics'
 import { setting } from '../settings'
 import { useDb } from './database'
-import { logger, outsideRequest } from '../log/logger'
+import { logger } from '../log/logger'
 
 const log = logger('notifications')
 
@@ -141,7 +141,7 @@ function ping(pinged: pg.Client) {
 
 function start(): Promise<void> {
   // the connection outlives the request that first listens: its lines are no request's
-  started ??= directUrl() ? outsideRequest(() => connect(false)) : Promise.resolve()
+  started ??= directUrl() ? connect(false) : Promise.resolve()
   return started
 }
 

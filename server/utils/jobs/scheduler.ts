@@ -10,7 +10,7 @@
 // asked to stop (server/utils/shutdown.ts), unless its owner stops it, and its timers never keep
 // the process alive.
 import { useDb } from '../db/database'
-import { logger, outsideRequest } from '../log/logger'
+import { logger } from '../log/logger'
 import { endOnShutdown } from '../shutdown'
 
 const log = logger('jobs')
@@ -90,8 +90,7 @@ export function schedule(options: JobOptions): Job {
     timer = setTimeout(() => void runNow(), everyMs)
     timer.unref()
   }
-  // a run belongs to no request, even when one asks for it or started the job (on first use)
-  const runNow = (): Promise<boolean> => outsideRequest(() => {
+  const runNow = (): Promise<boolean> => {
     if (isStopped) return Promise.resolve(false)
     // a run asked for while one is under way comes after it
     const previous = running ?? Promise.resolve(false)
@@ -101,7 +100,7 @@ export function schedule(options: JobOptions): Job {
     })
     running = current
     return current
-  })
+  }
   const job: Job = {
     runNow,
     async stop() {
@@ -112,7 +111,7 @@ export function schedule(options: JobOptions): Job {
     },
   }
   const forget = options.stopsOnSignal === false ? () => {} : endOnShutdown(() => void job.stop())
-  if (options.runAtStart === false) outsideRequest(next)
+  if (options.runAtStart === false) next()
   else void runNow()
   return job
 }

@@ -1,11 +1,11 @@
 // The app's one logger (consola). In production (NODE_ENV=production, the built app) every line is
 // one JSON object: time (ISO), level, tag (the area: db, api, webhooks, ...), message, then the
 // line's fields; elsewhere consola's readable lines. LOG_LEVEL (error, warn, info, debug, trace or
-// silent; default info) sets the least level printed. A line written while a request is handled
-// carries that request's id (its Request-Id answer header), found through an AsyncLocalStorage
-// that wraps the handling of every request (server/plugins/request-context.ts), so that a service
-// deep down logs with it without being handed the event.
-import { AsyncLocalStorage } from 'node:async_hooks'
+// silent; default info) sets the least level printed. A line a request causes names that request's
+// id (its Request-Id answer header) in the field `request_id`, which the caller passes: see
+// requestLogFields. (An AsyncLocalStorage around every request would find it by itself, but on
+// Node 20 it turns on promise hooks for the whole process: a public API write cost about a fifth
+// more server CPU with it, in bench:api.)
 import { format, inspect } from 'node:util'
 import { createConsola, LogLevels, type ConsolaInstance, type ConsolaReporter, type LogObject, type LogType } from 'consola'
 
@@ -17,31 +17,6 @@ export interface Logger {
   info(message: string, fields?: LogFields): void
   warn(message: string, fields?: LogFields): void
   error(message: string, fields?: LogFields): void
-}
-
-/** The request being handled: its id, read when a line is written (it is given once the request's path is known). */
-interface RequestScope {
-  requestId: () => string | undefined
-}
-
-const requests = new AsyncLocalStorage<RequestScope>()
-
-/** Runs `fn` as the handling of a request whose id `requestId()` answers: its log lines carry that id. */
-export function runInRequest<T>(requestId: () => string | undefined, fn: () => T): T {
-  return requests.run({ requestId }, fn)
-}
-
-/**
- * Runs `fn` outside any request: for what a request only happens to start and that outlives it
- * (a periodic job, a listening connection), whose lines must not carry that request's id.
- */
-export function outsideRequest<T>(fn: () => T): T {
-  return requests.exit(fn)
-}
-
-/** The id of the request being handled here, if any. */
-export function currentRequestId(): string | undefined {
-  return requests.getStore()?.requestId()
 }
 
 const levelNames: Record<string, number> = {
@@ -120,7 +95,7 @@ const jsonReporter: ConsolaReporter = {
       const error = logObj.args.find(arg => arg instanceof Error)
       if (error) fields.error = errorFields(error as Error)
     }
-    const requestId = fields.request_id ?? currentRequestId()
+    const requestId = fields.request_id
     delete fields.request_id
     const line: LogFields = {
       time: logObj.date.toISOString(),
@@ -155,8 +130,8 @@ export const isJsonLog = isProduction
 export function logger(tag: string): Logger {
   const tagged = rootLogger.withTag(tag)
   const write = (type: 'debug' | 'info' | 'warn' | 'error') => (message: string, fields?: LogFields) => {
-    const requestId = currentRequestId()
-    const all = { ...(requestId ? { request_id: requestId } : {}), ...fields }
+    const all = { ...fields }
+    if (all.request_id == null) delete all.request_id
     if (isProduction) {
       tagged[type](message, { ...all, [ownFields]: true })
       return
@@ -173,4 +148,10 @@ export function logger(tag: string): Logger {
  */
 export function routeConsoleToLog(): void {
   if (isProduction) rootLogger.withTag('console').wrapConsole()
+}
+
+/** The fields that tie a line to the request it was written for: its id (the Request-Id it answers), where it has one. */
+export function requestLogFields(event: { context: { apiRequest?: { id?: string } } }): LogFields {
+  const id = event.context.apiRequest?.id
+  return id ? { request_id: id } : {}
 }

@@ -59,7 +59,7 @@ export function grantCaller(grant: AuthenticatedGrant): McpCaller {
  * create/update/delete of each domain table they may write (for a grant, of the actions its
  * user's role allows now), which write with source `mcp`, the caller's actor and source_ref.
  */
-export async function mcpTools(caller: McpCaller): Promise<Map<string, McpTool>> {
+export async function mcpTools(caller: McpCaller, requestId?: string): Promise<Map<string, McpTool>> {
   const tables = new Map((await domainTables()).map(table => [table.name, table]))
   const readable = new Set([...tables.keys()].filter(name => scopeAllows(caller.scopes, name, 'read')))
   const tools = new Map<string, McpTool>()
@@ -78,7 +78,7 @@ export async function mcpTools(caller: McpCaller): Promise<Map<string, McpTool>>
       },
     })
   }
-  const client = createAuditedClient(await useDb(), { actorId: caller.actorId, teamId: caller.teamId, source: 'mcp', sourceRef: caller.sourceRef, apiKeyId: caller.apiKeyId })
+  const client = createAuditedClient(await useDb(), { actorId: caller.actorId, teamId: caller.teamId, source: 'mcp', sourceRef: caller.sourceRef, apiKeyId: caller.apiKeyId, requestId })
   // a grant's user may take only the actions of their role now (a member: create and update)
   const allows = (table: { name: string }, action: WriteAction) => scopeAllows(caller.scopes, table.name, 'write')
     && (!caller.role || can(caller.role, tablePermission(table.name, action)))
@@ -138,7 +138,7 @@ function mcpServer({ Server, CallToolRequestSchema, ErrorCode, ListToolsRequestS
  */
 export async function handleMcpRequest(event: H3Event, caller: McpCaller, message: unknown): Promise<Response> {
   const sdk = await mcpSdk()
-  const server = mcpServer(sdk, await mcpTools(caller), caller.grant ? 'connection' : 'API key', code => noteApiErrorCode(event, code))
+  const server = mcpServer(sdk, await mcpTools(caller, event.context.apiRequest?.id), caller.grant ? 'connection' : 'API key', code => noteApiErrorCode(event, code))
   const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   await server.connect(transport)
   try {
