@@ -80,7 +80,10 @@ export default defineNuxtConfig({
     // The browser's dependencies that Vite's first scan under `npm run dev` does not find: it found
     // them when a page using them was first opened, and then reloaded that page (the first sign-up
     // was created, and its form came back empty). Listed, they are prepared before the first page.
-    optimizeDeps: { include: ['zod', '@unovis/vue', '@unovis/ts', '@ai-sdk/vue', 'ai', 'marked'] },
+    optimizeDeps: { include: ['zod', '@unovis/vue', '@unovis/ts', '@ai-sdk/vue', 'ai', 'marked', '@simplewebauthn/browser'] },
+    // where `npm run dev` keeps the dependencies it has bundled (Nuxt's default when unset); a
+    // browser test starts the dev server on an empty one, as a newcomer's first run is
+    cacheDir: process.env.NUXT_VITE_CACHE_DIR || undefined,
     build: {
       rollupOptions: {
         output: {
