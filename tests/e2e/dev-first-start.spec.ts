@@ -1,11 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { expect, test } from '@playwright/test'
+import { startDevServer, type DevServer } from '../support/dev-server'
 import { uniqueEmail } from '../support/http'
-import { freePort } from '../support/ports'
-import { waitFor } from '../support/wait'
 
 // A newcomer's first `npm run dev`: the embedded database, seeded, and no dependencies bundled yet
 // (an empty Vite cache of its own). Vite bundles a browser dependency the first time a page imports
@@ -13,43 +8,22 @@ import { waitFor } from '../support/wait'
 // and its form came back empty. Signing up and opening the pages a new account opens must go
 // through without such a reload.
 
-let folder: string
-let child: ChildProcess
+let dev: DevServer
 let url: string
-const output: string[] = []
 
 test.beforeAll(async () => {
   test.setTimeout(300_000)
-  folder = mkdtempSync(join(tmpdir(), 'tws-dev-e2e-'))
-  const port = await freePort()
-  url = `http://127.0.0.1:${port}`
-  child = spawn(process.execPath, ['node_modules/nuxt/bin/nuxt.mjs', 'dev', '--port', String(port), '--host', '127.0.0.1'], {
-    env: { ...process.env, NODE_ENV: 'development', NUXT_PGLITE_DATA_DIR: join(folder, 'db'), NUXT_PGLITE_SOCKET_PORT: '', NUXT_VITE_CACHE_DIR: join(folder, 'vite') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  })
-  child.stdout!.on('data', chunk => output.push(String(chunk)))
-  child.stderr!.on('data', chunk => output.push(String(chunk)))
-  await waitFor('the dev server to answer /api/health', async () => {
-    if (child.exitCode !== null) throw new Error(`nuxt dev exited (${child.exitCode}):\n${output.join('')}`)
-    return (await fetch(`${url}/api/health`).catch(() => null))?.ok
-  }, { timeoutMs: 240_000, intervalMs: 250 })
+  dev = await startDevServer({ freshCache: true })
+  url = dev.url
 })
 
 test.afterEach(() => {
   // what the dev server said (Vite's reloads among it), printed beside a failure
   const info = test.info()
-  if (info.status !== info.expectedStatus) console.log(output.join(''))
+  if (info.status !== info.expectedStatus) console.log(dev.output.join(''))
 })
 
-test.afterAll(async () => {
-  if (child?.pid && child.exitCode === null) {
-    const exited = new Promise(resolve => child.once('exit', resolve))
-    process.kill(-child.pid, 'SIGTERM')
-    await exited
-  }
-  if (folder) rmSync(folder, { recursive: true, force: true })
-})
+test.afterAll(() => dev?.stop())
 
 test('the first sign-up on a fresh npm run dev reaches the app, and no page reloads itself', async ({ page }) => {
   test.setTimeout(240_000)
@@ -77,5 +51,5 @@ test('the first sign-up on a fresh npm run dev reaches the app, and no page relo
   }
   // one page load (the sign-up page's): Vite never reloaded a page to add a dependency
   expect(loads).toBe(1)
-  expect(output.join('')).not.toMatch(/optimized dependencies changed|reloading/i)
+  expect(dev.output.join('')).not.toMatch(/optimized dependencies changed|reloading/i)
 })

@@ -1,11 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from '../support/ports'
-import { waitFor } from '../support/wait'
+import { startDevServer, type DevServer } from '../support/dev-server'
 
 // `npm run dev` as a newcomer starts it (the embedded database, seeded): requests reach the app
 // through the dev server's proxy, which behaves unlike a client talking to the built app. A body
@@ -14,36 +9,15 @@ import { waitFor } from '../support/wait'
 // The dev server runs on the embedded database only (as `npm run dev` does), so this file runs in
 // the PGlite project alone.
 
-let folder: string
-let child: ChildProcess
+let dev: DevServer
 let url: string
-const output: string[] = []
 
 beforeAll(async () => {
-  folder = mkdtempSync(join(tmpdir(), 'tws-dev-'))
-  const port = await freePort()
-  url = `http://127.0.0.1:${port}`
-  child = spawn(process.execPath, ['node_modules/nuxt/bin/nuxt.mjs', 'dev', '--port', String(port), '--host', '127.0.0.1'], {
-    env: { ...process.env, NODE_ENV: 'development', NUXT_PGLITE_DATA_DIR: join(folder, 'db'), NUXT_PGLITE_SOCKET_PORT: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  })
-  child.stdout!.on('data', chunk => output.push(String(chunk)))
-  child.stderr!.on('data', chunk => output.push(String(chunk)))
-  await waitFor('the dev server to answer /api/health', async () => {
-    if (child.exitCode !== null) throw new Error(`nuxt dev exited (${child.exitCode}):\n${output.join('')}`)
-    return (await fetch(`${url}/api/health`).catch(() => null))?.ok
-  }, { timeoutMs: 240_000, intervalMs: 250 })
+  dev = await startDevServer()
+  url = dev.url
 }, 300_000)
 
-afterAll(async () => {
-  if (child?.pid && child.exitCode === null) {
-    const exited = new Promise(resolve => child.once('exit', resolve))
-    process.kill(-child.pid, 'SIGTERM')
-    await exited
-  }
-  if (folder) rmSync(folder, { recursive: true, force: true })
-})
+afterAll(() => dev?.stop())
 
 /** POSTs `payload` in chunks of up to 64 KiB (no Content-Length) and answers what came back, or fails after 30 s. */
 function postChunked(path: string, payload: Buffer): Promise<{ status: number, body: Record<string, unknown> }> {
