@@ -229,6 +229,57 @@ test('a passkey is refused without user verification, and from another origin', 
   await relay.close()
 })
 
+test('a passkey\'s answer signs in once, and not after its challenge has expired', async ({ page, browser }) => {
+  const owner = await signUp({ url: base }, { name: 'Rex Replay', password: e2ePassword })
+  await createTeam(owner, 'Replay Team')
+  const { cdp, authenticatorId } = await addAuthenticator(page)
+  await contextFor(page, owner)
+  await openPage(page, base, '/app/account/security')
+  await page.getByRole('button', { name: 'Add a passkey' }).click()
+  await page.getByRole('dialog', { name: 'Add a passkey' }).getByRole('button', { name: 'Create passkey' }).click()
+  await keepRecoveryCodes(page)
+
+  // the browser's answer as it went to the server, with the cookie that binds its challenge
+  const sent: { body: string, cookie: string }[] = []
+  await page.route('**/api/auth/passkey/login', async (route) => {
+    sent.push({ body: route.request().postData() ?? '', cookie: (await route.request().allHeaders()).cookie ?? '' })
+    await route.continue()
+  })
+  await signOut(page)
+  await expect(page).toHaveURL(`${base}/app`)
+  expect(sent).toHaveLength(1)
+  expect(sent[0]!.cookie).toContain('tws-webauthn=')
+  // the same answer again, from another browser with the same cookie: its challenge was used
+  const elsewhere = await browser.newContext()
+  const replayed = await elsewhere.request.post(`${base}/api/auth/passkey/login`, {
+    headers: { 'content-type': 'application/json', 'cookie': sent[0]!.cookie, 'origin': base },
+    data: sent[0]!.body,
+  })
+  expect(replayed.status()).toBe(401)
+  expect((await elsewhere.request.get(`${base}/api/auth/me`)).status()).toBe(401)
+  await elsewhere.close()
+  await page.unroute('**/api/auth/passkey/login')
+
+  // a challenge past its five minutes: the answer to it is refused, and nobody is signed in
+  await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: false })
+  await signOut(page)
+  await autofillWaiting(page)
+  await page.route('**/api/auth/passkey/login', async (route) => {
+    await app.db.query(`update public.webauthn_challenges set expires_at = now() - interval '1 second' where purpose = 'sign_in'`)
+    await route.continue()
+  })
+  await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: true })
+  const refused = page.waitForResponse(response => response.url().endsWith('/api/auth/passkey/login'))
+  await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
+  expect((await refused).status()).toBe(401)
+  await expect(page.getByText('The passkey was not accepted')).toBeVisible()
+  await expect(page).toHaveURL(`${base}/login`)
+  expect((await me(page.context())).status).toBe(401)
+  // one sign-in in all: the first answer's
+  const { rows } = await app.db.query(`select method from public.security_events where user_id = $1 and event = 'sign_in'`, [owner.user!.id])
+  expect(rows.map(row => row.method)).toEqual(['passkey'])
+})
+
 test('an authenticator app: set up from the secret the page shows, then its codes and a recovery code sign in, each code once', async ({ page }) => {
   const person = await signUp({ url: base }, { name: 'Toni Totp', password: e2ePassword })
   await createTeam(person, 'Codes Team')
