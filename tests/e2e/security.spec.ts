@@ -175,15 +175,21 @@ test('a passkey is registered on the Security page, then signs in without a pass
   expect(entries.filter(entry => entry.event === 'sign_in').map(entry => entry.method)).toEqual(['passkey', 'passkey', 'passkey', 'password'])
 })
 
-test('a passkey is refused without user verification, and from another origin', async ({ page, browser }) => {
-  const owner = await signUp({ url: base }, { name: 'Uma Unverified', password: e2ePassword })
-  await createTeam(owner, 'Refusals Team')
+/** An owner of a team, signed in on the page, whose first factor is a passkey in the page's virtual authenticator. */
+async function ownerWithPasskey(page: Page, name: string, team: string) {
+  const owner = await signUp({ url: base }, { name, password: e2ePassword })
+  await createTeam(owner, team)
   const { cdp, authenticatorId } = await addAuthenticator(page)
   await contextFor(page, owner)
   await openPage(page, base, '/app/account/security')
   await page.getByRole('button', { name: 'Add a passkey' }).click()
   await page.getByRole('dialog', { name: 'Add a passkey' }).getByRole('button', { name: 'Create passkey' }).click()
   await keepRecoveryCodes(page)
+  return { owner, cdp, authenticatorId }
+}
+
+test('a passkey is refused without user verification, and from another origin', async ({ page, browser }) => {
+  const { cdp, authenticatorId } = await ownerWithPasskey(page, 'Uma Unverified', 'Refusals Team')
   // no automatic presence while the sign-in page loads: its autofill request stays open
   await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: false })
   await signOut(page)
@@ -230,14 +236,7 @@ test('a passkey is refused without user verification, and from another origin', 
 })
 
 test('a passkey\'s answer signs in once, and not after its challenge has expired', async ({ page, browser }) => {
-  const owner = await signUp({ url: base }, { name: 'Rex Replay', password: e2ePassword })
-  await createTeam(owner, 'Replay Team')
-  const { cdp, authenticatorId } = await addAuthenticator(page)
-  await contextFor(page, owner)
-  await openPage(page, base, '/app/account/security')
-  await page.getByRole('button', { name: 'Add a passkey' }).click()
-  await page.getByRole('dialog', { name: 'Add a passkey' }).getByRole('button', { name: 'Create passkey' }).click()
-  await keepRecoveryCodes(page)
+  const { owner, cdp, authenticatorId } = await ownerWithPasskey(page, 'Rex Replay', 'Replay Team')
 
   // the browser's answer as it went to the server, with the cookie that binds its challenge
   const sent: { body: string, cookie: string }[] = []
