@@ -3,6 +3,7 @@ import { defineCounter } from '../metrics'
 import { setting } from '../settings'
 import { useDb } from './database'
 import { logger } from '../log/logger'
+import { schedule, type Job } from '../jobs/scheduler'
 
 const log = logger('notifications')
 
@@ -35,7 +36,7 @@ let isStopped = false
 let started: Promise<void> | undefined
 let backoffMs = firstBackoffMs
 let retryTimer: ReturnType<typeof setTimeout> | undefined
-let pingTimer: ReturnType<typeof setInterval> | undefined
+let pingJob: Job | undefined
 let lastAnswerAt = 0
 /** Channels already listened to on PGlite (its listen is per channel). */
 const pgliteChannels = new Set<string>()
@@ -74,7 +75,7 @@ function lose(lostClient: pg.Client) {
   if (client !== lostClient) return
   client = undefined
   isHealthy = false
-  clearInterval(pingTimer)
+  void pingJob?.stop()
   lostClient.end().catch(() => {})
   tellReconnect()
   scheduleConnect()
@@ -117,8 +118,7 @@ async function connect(isReconnect: boolean): Promise<void> {
   isHealthy = true
   backoffMs = firstBackoffMs
   lastAnswerAt = Date.now()
-  pingTimer = setInterval(() => ping(next), pingIntervalMs)
-  pingTimer.unref()
+  pingJob = schedule({ name: 'notification-ping', everyMs: pingIntervalMs, runAtStart: false, stopsOnSignal: false, run: () => ping(next) })
   if (isReconnect) {
     notificationReconnects().inc()
     log.info('Listening again')
@@ -187,7 +187,7 @@ export function notificationsHealthy(): boolean {
 export async function stopNotifications(): Promise<void> {
   isStopped = true
   clearTimeout(retryTimer)
-  clearInterval(pingTimer)
+  void pingJob?.stop()
   const current = client
   client = undefined
   isHealthy = false
