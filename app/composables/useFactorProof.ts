@@ -50,3 +50,6 @@ export function useFactorProof(options: {
 
   return { pending, error, run, usingPasskey, proveCode, provePasskey }
 }
+
+/** A proof under way, as useFactorProof answers it. */
+export type FactorProof = ReturnType<typeof useFactorProof>

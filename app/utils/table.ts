@@ -51,3 +51,6 @@ export function expandColumn<T>(what: string): TableColumn<T> {
 export function timeColumn<T>(column: TableColumn<T>, fallback?: string): TableColumn<T> {
   return { ...column, cell: ({ getValue }) => h(AppTime, { datetime: getValue() as string | null, fallback, class: 'text-muted' }) }
 }
+
+/** The `ui` of a table that fills a card: the cells' padding, a little tighter on phones. */
+export const cardTableUi = { th: 'px-3 sm:px-4', td: 'px-3 py-3 sm:px-4' }

@@ -175,6 +175,19 @@ test('a passkey is registered on the Security page, then signs in without a pass
   expect(entries.filter(entry => entry.event === 'sign_in').map(entry => entry.method)).toEqual(['passkey', 'passkey', 'passkey', 'password'])
 })
 
+/**
+ * Signs in with a passkey on the sign-in page at `origin` and finds it refused: the server answers
+ * 401, the page says so and stays on the sign-in page, and nobody is signed in.
+ */
+async function passkeyRefused(page: Page, origin: string) {
+  const refused = page.waitForResponse(response => response.url().endsWith('/api/auth/passkey/login'))
+  await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
+  expect((await refused).status()).toBe(401)
+  await expect(page.getByText('The passkey was not accepted')).toBeVisible()
+  await expect(page).toHaveURL(`${origin}/login`)
+  expect((await page.context().request.get(`${origin}/api/auth/me`)).status()).toBe(401)
+}
+
 /** An owner of a team, signed in on the page, whose first factor is a passkey in the page's virtual authenticator. */
 async function ownerWithPasskey(page: Page, name: string, team: string) {
   const owner = await signUp({ url: base }, { name, password: e2ePassword })
@@ -203,12 +216,7 @@ test('a passkey is refused without user verification, and from another origin', 
     await route.fulfill({ response: answer, json: { ...options, userVerification: 'discouraged' } })
   })
   await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: true })
-  const refused = page.waitForResponse(response => response.url().endsWith('/api/auth/passkey/login'))
-  await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
-  expect((await refused).status()).toBe(401)
-  await expect(page.getByText('The passkey was not accepted')).toBeVisible()
-  await expect(page).toHaveURL(`${base}/login`)
-  expect((await me(page.context())).status).toBe(401)
+  await passkeyRefused(page, base)
   await page.unroute('**/api/auth/passkey/options')
   await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: true })
 
@@ -225,12 +233,7 @@ test('a passkey is refused without user verification, and from another origin', 
   for (const credential of credentials.credentials) await otherCdp.send('WebAuthn.addCredential', { authenticatorId: otherAuthenticator, credential })
   await openPage(other, otherOrigin, '/login')
   await otherCdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId: otherAuthenticator, enabled: true })
-  const otherRefused = other.waitForResponse(response => response.url().endsWith('/api/auth/passkey/login'))
-  await other.getByRole('button', { name: 'Sign in with a passkey' }).click()
-  expect((await otherRefused).status()).toBe(401)
-  await expect(other.getByText('The passkey was not accepted')).toBeVisible()
-  await expect(other).toHaveURL(`${otherOrigin}/login`)
-  expect((await elsewhere.request.get(`${otherOrigin}/api/auth/me`)).status()).toBe(401)
+  await passkeyRefused(other, otherOrigin)
   await elsewhere.close()
   await relay.close()
 })
@@ -268,12 +271,7 @@ test('a passkey\'s answer signs in once, and not after its challenge has expired
     await route.continue()
   })
   await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: true })
-  const refused = page.waitForResponse(response => response.url().endsWith('/api/auth/passkey/login'))
-  await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
-  expect((await refused).status()).toBe(401)
-  await expect(page.getByText('The passkey was not accepted')).toBeVisible()
-  await expect(page).toHaveURL(`${base}/login`)
-  expect((await me(page.context())).status).toBe(401)
+  await passkeyRefused(page, base)
   // one sign-in in all: the first answer's
   const { rows } = await app.db.query(`select method from public.security_events where user_id = $1 and event = 'sign_in'`, [owner.user!.id])
   expect(rows.map(row => row.method)).toEqual(['passkey'])

@@ -5,7 +5,7 @@ import type { ActivityExportQuery, ActivityFilters, ActivityQuery } from '#share
 import { requireTeam, type AuditedClient } from '../db/audited-client'
 import { csvHeader, csvRows } from '../http/csv'
 import type { Database } from '../db/db-drivers'
-import { purgeInBatches } from '../jobs/purge'
+import { purgePastActivityRetention } from '../jobs/purge'
 import { quoteIdent, useTableRegistry } from '../records/table-registry'
 
 /** The filters of a request, plus `tables`: only entries of these tables (for callers who may see only some). */
@@ -147,12 +147,5 @@ export async function* exportActivity(client: AuditedClient, query: z.output<typ
  * number deleted.
  */
 export function purgeExpiredActivity(db: Database, batchSize = 10_000): Promise<number> {
-  return purgeInBatches(db, {
-    deleteSql: `delete from public.activity_log where id in (
-       select a.id from public.activity_log a join public.teams t on t.id = a.team_id
-       where t.activity_retention_days is not null
-         and a.created_at < now() - make_interval(days => t.activity_retention_days)
-       limit $1)`,
-    batchSize,
-  })
+  return purgePastActivityRetention(db, 'activity_log', batchSize)
 }

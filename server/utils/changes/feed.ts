@@ -3,7 +3,7 @@
 // listed events are a prefix of the final order and a cursor never passes one that commits later.
 import type { ChangeEvent, ChangeSource } from '#shared/types/changes'
 import type { Queryable } from '../db/db-drivers'
-import { purgeInBatches } from '../jobs/purge'
+import { purgePastActivityRetention } from '../jobs/purge'
 
 /** An event with what the server needs to route it: its team and table. */
 export interface StoredEvent {
@@ -135,12 +135,5 @@ export async function readAllEvents(db: Queryable, after: string, limit: number,
  * in batches. One instance at a time runs it (its job's advisory lock, server/plugins/change-feed-retention.ts).
  */
 export function purgeExpiredEvents(db: Pick<Queryable, 'query'>, batchSize = 10_000): Promise<number> {
-  return purgeInBatches(db, {
-    deleteSql: `delete from public.record_events where id in (
-       select e.id from public.record_events e join public.teams t on t.id = e.team_id
-       where t.activity_retention_days is not null
-         and e.created_at < now() - make_interval(days => t.activity_retention_days)
-       limit $1)`,
-    batchSize,
-  })
+  return purgePastActivityRetention(db, 'record_events', batchSize)
 }

@@ -23,3 +23,18 @@ export async function purgeInBatches(db: Pick<Queryable, 'query'>, { deleteSql, 
     if (rowCount < batchSize) return total
   }
 }
+
+/**
+ * Deletes, in batches, the rows of `table` older than their team's activity retention
+ * (`teams.activity_retention_days`; a team without one keeps them), by its `created_at`.
+ */
+export function purgePastActivityRetention(db: Pick<Queryable, 'query'>, table: 'activity_log' | 'record_events', batchSize = 10_000): Promise<number> {
+  return purgeInBatches(db, {
+    deleteSql: `delete from public.${table} where id in (
+       select r.id from public.${table} r join public.teams t on t.id = r.team_id
+       where t.activity_retention_days is not null
+         and r.created_at < now() - make_interval(days => t.activity_retention_days)
+       limit $1)`,
+    batchSize,
+  })
+}
