@@ -64,7 +64,20 @@ export async function readApiRequest(event: H3Event, action: TableAction, table:
   if (action === 'list') {
     request.format = acceptedFormat(requestHeader(event, 'accept'))
     request.preferences = parsePreferences(requestHeader(event, 'prefer'))
-    request.query = await readListQuery(event, table, access, request.preferences)
+    const query = getQuery(event)
+    // PostgREST's older paging: `Range: 20-39` (items), when the query string does not page itself
+    const range = /^(?:items=)?(\d{1,15})-(\d{0,15})$/.exec(requestHeader(event, 'range')?.trim() ?? '')
+    if (range && query.offset === undefined && query.limit === undefined && query.cursor === undefined) {
+      if (range[2] && Number(range[2]) < Number(range[1])) {
+        throw apiError(416, `Requested range not satisfiable: Range ${range[1]}-${range[2]} ends before it starts`, {
+          code: 'PGRST103', hint: 'Give a range first-last with last at least first, e.g. Range: 0-9',
+        })
+      }
+      query.offset = range[1]
+      if (range[2]) query.limit = String(Math.max(Number(range[2]) - Number(range[1]) + 1, 1))
+    }
+    // filters, `or`/`and`, `order`, `limit`/`offset`/`cursor`, `select`, and `Prefer: count=…`
+    request.query = parseRecordQuery(table, query, await useTableRegistry(), { ...access, count: request.preferences.count })
     return request
   }
   if (action === 'one') {
@@ -122,23 +135,6 @@ function readIdempotencyKey(event: H3Event): string | undefined {
   const key = requestHeader(event, 'idempotency-key')
   if (key !== undefined && (key.length < 1 || key.length > 255)) throw createError({ statusCode: 400, statusMessage: 'Idempotency-Key: must be 1 to 255 characters' })
   return key
-}
-
-/** A list's query string, its `Prefer: count=…` and what it may embed. */
-async function readListQuery(event: H3Event, table: TableInfo, access: QueryAccess, preferences: Preferences): Promise<RecordQuery> {
-  const query = getQuery(event)
-  // PostgREST's older paging: `Range: 20-39` (items), when the query string does not page itself
-  const range = /^(?:items=)?(\d{1,15})-(\d{0,15})$/.exec(requestHeader(event, 'range')?.trim() ?? '')
-  if (range && query.offset === undefined && query.limit === undefined && query.cursor === undefined) {
-    if (range[2] && Number(range[2]) < Number(range[1])) {
-      throw apiError(416, `Requested range not satisfiable: Range ${range[1]}-${range[2]} ends before it starts`, {
-        code: 'PGRST103', hint: 'Give a range first-last with last at least first, e.g. Range: 0-9',
-      })
-    }
-    query.offset = range[1]
-    if (range[2]) query.limit = String(Math.max(Number(range[2]) - Number(range[1]) + 1, 1))
-  }
-  return parseRecordQuery(table, query, await useTableRegistry(), { ...access, count: preferences.count })
 }
 
 /**

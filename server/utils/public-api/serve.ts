@@ -19,15 +19,17 @@ import { createRows, writeFiltered } from './write'
 /** A public API request on the table of its path: the key authenticated and allowed the action (read or write), then answered. */
 export async function answerApiRequest(event: H3Event, action: TableAction) {
   const { client, table, apiKey } = await authApiTable(event, action === 'list' || action === 'one' ? 'read' : 'write')
-  return answerTableRequest(event, action, client, table, keyAccess(apiKey), apiKey.id)
+  const request = await readApiRequest(event, action, table, keyAccess(apiKey), apiKey.id)
+  return planAndRun(event, client, request, apiKey.id)
 }
 
-/**
- * Reads, plans, runs and answers a request on `table` for a caller already authenticated (`client`
- * its audited client, `access` what it may embed; `apiKeyId` its key, whose Idempotency-Key is honoured).
- */
-export async function answerTableRequest(event: H3Event, action: TableAction, client: AuditedClient, table: TableInfo, access: QueryAccess, apiKeyId?: string) {
-  const request = await readApiRequest(event, action, table, access, apiKeyId)
+/** A request on `table` for a caller already authenticated otherwise (the app's own pages: `client` their audited client, `access` what they may embed). */
+export async function answerTableRequest(event: H3Event, action: TableAction, client: AuditedClient, table: TableInfo, access: QueryAccess) {
+  return planAndRun(event, client, await readApiRequest(event, action, table, access, undefined))
+}
+
+/** Plans a request read, then runs and answers it; a key's write with an Idempotency-Key at most once. */
+function planAndRun(event: H3Event, client: AuditedClient, request: ApiRequest, apiKeyId?: string) {
   const plan = planRequest(request)
   if (request.idempotencyKey === undefined) return runAndAnswer(event, client, request, plan)
   return idempotent(event, apiKeyId!, request.idempotencyKey, () => runAndAnswer(event, client, request, plan))
