@@ -7,9 +7,10 @@ import { joinedNames } from '../records/record-sql'
 import type { TableInfo } from '../records/table-registry'
 import { apiError } from './errors'
 import type { AnswerFormat } from './negotiate'
-import { acceptedFormat } from './negotiate'
+import { noPreferences, type Preferences } from './preferences'
 import type { SelectItem } from './query'
-import { requestHeader } from '../http/request'
+import type { ApiRequest } from './request'
+import { publicOrigin } from './routes'
 
 /** How to build an answer from a row of the select template (its columns `fields`): pairs of the answer's key and the row's key. */
 function answerKeys(table: TableInfo, registry: Map<string, TableInfo>, select: SelectItem[] | null, fields: string[]): [string, string][] {
@@ -102,14 +103,89 @@ export function recordEtag(record: DataRecord): string {
 export function jsonEtag(json: string): string {
   return `"${hash('sha256', json, 'base64url').slice(0, 27)}"`
 }
-/** GET one with its ETag; 304 for a matching If-None-Match; CSV when asked, 406 for an Accept it cannot produce. */
-export async function answerRecord(event: H3Event, record: DataRecord): Promise<DataRecord | string | null> {
-  const format = acceptedFormat(event)
+/** GET one with its ETag; 304 for a matching If-None-Match; CSV or one object when asked. */
+export function answerRecord(event: H3Event, request: ApiRequest, record: DataRecord): DataRecord | string | null {
+  const format = request.format!
   const etag = recordEtag(record)
   setResponseHeader(event, 'etag', etag)
-  if (requestHeader(event, 'if-none-match')?.split(',').map(t => t.trim()).includes(etag)) {
+  if (request.ifNoneMatch?.split(',').map(t => t.trim()).includes(etag)) {
     setResponseStatus(event, 304)
     return null
   }
   return format.kind === 'array' ? record : answerRows(event, [record], format) as DataRecord | string
+}
+
+/** A list page in the format asked for, with its Link (next page, absolute), Content-Range and Preference-Applied headers. */
+export function answerList(event: H3Event, request: ApiRequest, page: { rows: DataRecord[], next: string | null, range: string }) {
+  if (page.next) {
+    // the same path and query, the offset replaced by the cursor
+    const [pathname, search] = event.path.split('?', 2) as [string, string | undefined]
+    const params = new URLSearchParams(search)
+    params.delete('offset')
+    params.set('cursor', page.next)
+    setResponseHeader(event, 'link', `<${publicOrigin(event)}${pathname}?${params}>; rel="next"`)
+  }
+  setResponseHeader(event, 'content-range', page.range)
+  if (request.query!.count) setResponseHeader(event, 'preference-applied', `count=${request.query!.count}`)
+  return answerRows(event, page.rows, request.format!)
+}
+
+const preferenceNames: Partial<Record<keyof Preferences, string>> = { maxAffected: 'max-affected' }
+/** The Preference-Applied header: the preferences this answer honoured. */
+function applyPreferences(event: H3Event, preferences: Preferences, applied: readonly (keyof Preferences)[]) {
+  if (preferences === noPreferences) return
+  const given = applied.filter(name => preferences[name] !== undefined).map(name => `${preferenceNames[name] ?? name}=${preferences[name]}`)
+  if (given.length) setResponseHeader(event, 'preference-applied', given.join(', '))
+}
+const createApplied: readonly (keyof Preferences)[] = ['return', 'count', 'resolution', 'missing', 'tx']
+const filteredWriteApplied: readonly (keyof Preferences)[] = ['return', 'count', 'tx', 'handling', 'maxAffected']
+
+/** A POST of one record the short way: 201, the record serialised once, for its ETag and as the answer. */
+export function answerCreatedRecord(event: H3Event, request: ApiRequest, record: DataRecord): string {
+  applyPreferences(event, request.preferences, createApplied)
+  setResponseStatus(event, 201)
+  const json = JSON.stringify(record)
+  setResponseHeader(event, 'etag', jsonEtag(json))
+  setResponseHeader(event, 'content-type', 'application/json')
+  return json
+}
+
+/**
+ * Any other POST: 201; without `Prefer: return` the created record (or array) as it always was,
+ * `return=representation` an array in the format asked for (as `select` asks), `return=minimal`
+ * (and headers-only: this API answers no Location) nothing.
+ */
+export function answerCreated(event: H3Event, request: ApiRequest, rows: DataRecord[]) {
+  const { preferences } = request
+  applyPreferences(event, preferences, createApplied)
+  setResponseStatus(event, 201)
+  if (preferences.count) setResponseHeader(event, 'content-range', `*/${rows.length}`)
+  if (preferences.return === 'minimal' || preferences.return === 'headers-only') return null
+  if (request.format) return answerRows(event, rows, request.format)
+  return request.bulk ? rows : rows[0] ?? null
+}
+
+/** PATCH or DELETE with filters: the changed records under `return=representation` (in the format asked for), else 204. */
+export function answerFilteredWrite(event: H3Event, request: ApiRequest, rows: DataRecord[]) {
+  const { preferences } = request
+  const total = preferences.count ? String(rows.length) : '*'
+  setResponseHeader(event, 'content-range', rows.length ? `0-${rows.length - 1}/${total}` : `*/${total}`)
+  applyPreferences(event, preferences, filteredWriteApplied)
+  if (!request.format) {
+    setResponseStatus(event, 204)
+    return null
+  }
+  return answerRows(event, rows, request.format)
+}
+
+/** PATCH of one record: the record with its new ETag. */
+export function answerUpdatedRecord(event: H3Event, record: DataRecord): DataRecord {
+  setResponseHeader(event, 'etag', recordEtag(record))
+  return record
+}
+
+/** DELETE of one record: 204. */
+export function answerDeleted(event: H3Event): null {
+  setResponseStatus(event, 204)
+  return null
 }

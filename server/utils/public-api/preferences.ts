@@ -1,6 +1,4 @@
-import type { H3Event } from 'h3'
 import { apiError } from './errors'
-import { requestHeader } from '../http/request'
 
 /** The preferences of a request's `Prefer` headers (`return=representation, count=exact` → a map). */
 export interface Preferences {
@@ -22,12 +20,15 @@ const preferenceValues: Record<string, string[]> = {
   tx: ['commit', 'rollback'],
 }
 
+/** A request without `Prefer`: no preference (shared, never changed). */
+export const noPreferences: Readonly<Preferences> = Object.freeze({})
+
 /**
- * Reads `Prefer`; with `handling=strict`, a preference the API does not know is a 400 (PGRST122),
- * otherwise it is ignored, as PostgREST does.
+ * Reads the `Prefer` header; with `handling=strict`, a preference the API does not know is a 400
+ * (PGRST122), otherwise it is ignored, as PostgREST does.
  */
-export function readPreferences(event: H3Event): Preferences {
-  const prefer = requestHeader(event, 'prefer') ?? ''
+export function parsePreferences(prefer: string | undefined): Preferences {
+  if (!prefer) return noPreferences
   const tokens = prefer.split(/[,;]/).map(token => token.trim()).filter(Boolean)
   const preferences: Record<string, unknown> = {}
   const unknown: string[] = []
@@ -41,11 +42,4 @@ export function readPreferences(event: H3Event): Preferences {
     throw apiError(400, `Prefer: ${unknown[0]!.slice(0, 60)} is not a preference this API understands`, { code: 'PGRST122' })
   }
   return preferences as Preferences
-}
-
-/** The Preference-Applied header: the preferences this answer honoured. */
-export function applyPreferences(event: H3Event, preferences: Preferences, applied: (keyof Preferences)[]) {
-  const names: Record<string, string> = { maxAffected: 'max-affected' }
-  const given = applied.filter(name => preferences[name] !== undefined).map(name => `${names[name] ?? name}=${preferences[name]}`)
-  if (given.length) setResponseHeader(event, 'preference-applied', given.join(', '))
 }

@@ -1,4 +1,3 @@
-import type { H3Event } from 'h3'
 import { uuidPattern } from '#shared/utils/patterns'
 import { problemCodes, typeInWords } from '../records/column-rules'
 import { rejectUnstorable } from '../validation'
@@ -6,10 +5,7 @@ import type { ColumnInfo, TableInfo } from '../records/table-registry'
 import type { Filter, FilterGroup, FilterNode, QueryAccess, RecordQuery, SelectItem } from './query'
 import { decodeCursor, cursorScope } from './cursor'
 import { maxEmbedDepth, resolveEmbed, selectableColumns } from './embeds'
-import { apiError, badRequest as bad } from './errors'
-import { readPreferences, type Preferences } from './preferences'
-import { requestHeader } from '../http/request'
-import { useTableRegistry } from '../records/table-registry'
+import { badRequest as bad } from './errors'
 
 /** The most rows one page answers: a larger `limit` is served as this many. */
 export const maxPageRows = 100
@@ -194,20 +190,4 @@ export function parseRecordQuery(table: TableInfo, query: Record<string, unknown
     count: options.count ?? null,
     select,
   }
-}
-/** The query of a list request: its parameters, `Prefer: count=…`, and what it may embed. */
-export async function readRecordQuery(event: H3Event, table: TableInfo, access: QueryAccess = {}, preferences: Preferences = readPreferences(event)): Promise<RecordQuery> {
-  const query = getQuery(event)
-  // PostgREST's older paging: `Range: 20-39` (items), when the query string does not page itself
-  const range = /^(?:items=)?(\d{1,15})-(\d{0,15})$/.exec(requestHeader(event, 'range')?.trim() ?? '')
-  if (range && query.offset === undefined && query.limit === undefined && query.cursor === undefined) {
-    if (range[2] && Number(range[2]) < Number(range[1])) {
-      throw apiError(416, `Requested range not satisfiable: Range ${range[1]}-${range[2]} ends before it starts`, {
-        code: 'PGRST103', hint: 'Give a range first-last with last at least first, e.g. Range: 0-9',
-      })
-    }
-    query.offset = range[1]
-    if (range[2]) query.limit = String(Math.max(Number(range[2]) - Number(range[1]) + 1, 1))
-  }
-  return parseRecordQuery(table, query, await useTableRegistry(), { ...access, count: preferences.count })
 }

@@ -1,16 +1,13 @@
-import type { H3Event } from 'h3'
+// Running reads: a page of a list (with its count and next cursor) and the records a write answers.
 import type { DataRecord } from '#shared/types/data'
 import { requireTeam, type AuditedClient } from '../db/audited-client'
 import type { Queryable } from '../db/db-drivers'
 import { cachedSelectTemplate } from '../records/record-sql'
 import { quoteIdent, type TableInfo, useTableRegistry } from '../records/table-registry'
-import { answerRows, shapeArrayRows, shapeRows } from './answer'
+import { shapeArrayRows, shapeRows } from './answer'
 import { encodeCursor, cursorScope } from './cursor'
 import { readErrors } from './errors'
-import { acceptedFormat } from './negotiate'
-import { readRecordQuery } from './query-params'
-import type { QueryAccess, RecordQuery, SelectItem } from './query'
-import { publicOrigin } from './routes'
+import type { RecordQuery, SelectItem } from './query'
 import { afterSql, embedColumns, filterSql, orderSql } from './sql'
 
 /** `count=estimated` counts exactly up to this many rows, and answers the planner's estimate above it. */
@@ -68,24 +65,6 @@ export async function queryRecords(client: AuditedClient, table: TableInfo, quer
   const range = rows.length && first !== null ? `${first}-${first + rows.length - 1}/${total}` : `*/${total}`
   return { rows, next, range }
 }
-/** A list answer in the format asked for, with its Link (next page, absolute), Content-Range and Preference-Applied headers. */
-export async function answerRecordList(event: H3Event, client: AuditedClient, table: TableInfo, access: QueryAccess = {}) {
-  const format = acceptedFormat(event)
-  const query = await readRecordQuery(event, table, access)
-  const { rows, next, range } = await queryRecords(client, table, query)
-  if (next) {
-    // the same path and query, the offset replaced by the cursor
-    const [pathname, search] = event.path.split('?', 2) as [string, string | undefined]
-    const params = new URLSearchParams(search)
-    params.delete('offset')
-    params.set('cursor', next)
-    setResponseHeader(event, 'link', `<${publicOrigin(event)}${pathname}?${params}>; rel="next"`)
-  }
-  setResponseHeader(event, 'content-range', range)
-  if (query.count) setResponseHeader(event, 'preference-applied', `count=${query.count}`)
-  return answerRows(event, rows, format)
-}
-
 /** The records of the given ids, in that order, as `select` asks (the answer of a write under `return=representation`). */
 export async function representRecords(db: Pick<Queryable, 'query'>, table: TableInfo, teamId: string, ids: string[], select: SelectItem[] | null, order?: RecordQuery['order']): Promise<DataRecord[]> {
   const registry = await useTableRegistry()

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto'
 import type { H3Event } from 'h3'
-import { requestHeader } from '../http/request'
 import { useDb } from '../db/database'
 
 // How long a claim without an answer holds before another request may take it over.
@@ -16,12 +15,10 @@ interface IdempotencyRow {
  * Runs a public API write at most once per `Idempotency-Key` (per API key, for 24 hours): the
  * first request claims the key and its answer is stored; the same request again gets that answer
  * with `Idempotent-Replayed: true` and writes nothing. The same key with another method, path, query or
- * body is a 422; while the first is still running, a 409. Without the header, `run` just runs.
+ * body is a 422; while the first is still running, a 409. `key`: the request's Idempotency-Key, as
+ * the request was read (1 to 255 characters).
  */
-export async function idempotent<T>(event: H3Event, apiKeyId: string, run: () => Promise<T>): Promise<T> {
-  const key = requestHeader(event, 'idempotency-key')
-  if (key === undefined) return run()
-  if (key.length < 1 || key.length > 255) throw createError({ statusCode: 400, statusMessage: 'Idempotency-Key: must be 1 to 255 characters' })
+export async function idempotent<T>(event: H3Event, apiKeyId: string, key: string, run: () => Promise<T>): Promise<T> {
   const raw = await readRawBody(event, false)
   // the path with its query string: `PATCH /tasks?id=eq.1` and `?id=eq.2` are different requests
   const requestHash = createHash('sha256').update(`${event.method} ${event.path}\n`).update(raw ?? Buffer.alloc(0)).digest('hex')

@@ -1,4 +1,1 @@
-export default definePublicApiHandler(async (event) => {
-  const { client, table, apiKey } = await authApiTable(event, 'read')
-  return answerRecordList(event, client, table, keyAccess(apiKey))
-})
+export default definePublicApiHandler(event => answerApiRequest(event, 'list'))

@@ -1,5 +1,4 @@
 export default defineEventHandler(async (event) => {
   const { client, table } = await authTableAction(event, 'view')
-  const id = requireRecordId(event, table)
-  return answerRecord(event, await getRecord(client, table, id))
+  return answerTableRequest(event, 'one', client, table, {})
 })

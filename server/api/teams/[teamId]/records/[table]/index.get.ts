@@ -1,4 +1,4 @@
 export default defineEventHandler(async (event) => {
   const { client, table } = await authTableAction(event, 'view')
-  return answerRecordList(event, client, table)
+  return answerTableRequest(event, 'list', client, table, {})
 })
