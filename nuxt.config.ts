@@ -179,6 +179,10 @@ export default defineNuxtConfig({
     // drawn as inline SVG in the server's HTML: as CSS (the default) each icon was a data: image
     // that the browser fetched as a request of its own, some ten on a signed-in page
     mode: 'svg',
+    // the collections the app has (its icons are named i-lucide-… and i-solar-…): every icon on a
+    // page sorted the list of all Iconify collections (some two hundred names, shipped in the
+    // entry) to resolve its name, most of a table's hydration on a phone
+    collections: ['lucide', 'solar'],
     serverBundle: 'local',
     clientBundle: { scan: true },
   },

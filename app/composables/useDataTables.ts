@@ -5,10 +5,23 @@ export async function useDataTables() {
   const { currentTeam } = useWorkspace()
   const teamId = computed(() => currentTeam.value?.id)
   const answer = await useFetch<DataTable[]>(() => `/api/teams/${teamId.value}/tables`, {
-    key: computed(() => `data-tables:${teamId.value}`),
+    key: computed(() => dataTablesKey(teamId.value)),
     default: () => [],
     immediate: !!teamId.value,
     watch: [teamId],
   })
   return { ...answer, tables: answer.data, table: (name: string) => answer.data.value.find(table => table.name === name) }
+}
+
+const dataTablesKey = (teamId: string | undefined) => `data-tables:${teamId}`
+
+/**
+ * The tables useDataTables has loaded (the app shell loads them on every team page), without a
+ * fetch of its own: for what a page shows many times, a table's cells, where a useFetch each (its
+ * watchers, an async setup) made most of the page's hydration on a phone.
+ */
+export function useLoadedDataTables(): ComputedRef<DataTable[]> {
+  const { currentTeam } = useWorkspace()
+  const { data } = useNuxtData<DataTable[]>(dataTablesKey(currentTeam.value?.id))
+  return computed(() => data.value ?? [])
 }
