@@ -1,4 +1,5 @@
 import type { ApiLogEntry, ApiUsageBucketRow } from '#shared/utils/api-log'
+import type { BarSeries } from '~/types/charts'
 
 /** The filters of an API log list, as its selects hold them ('all': no filter). */
 export interface ApiLogFilterState {
@@ -30,7 +31,7 @@ export function statusColor(status: number): 'success' | 'warning' | 'error' | '
 }
 
 /** The stacked series of a usage chart: one per outcome. */
-export const usageSeries: { name: string, color: string, value: (bucket: ApiUsageBucketRow) => number }[] = [
+export const usageSeries: BarSeries<ApiUsageBucketRow>[] = [
   { name: 'Succeeded', color: 'var(--ui-success)', value: bucket => bucket.ok },
   { name: 'Client errors', color: 'var(--ui-warning)', value: bucket => bucket.client_errors },
   { name: 'Rate limited', color: 'var(--ui-info)', value: bucket => bucket.rate_limited },
