@@ -54,3 +54,6 @@ export function timeColumn<T>(column: TableColumn<T>, fallback?: string): TableC
 
 /** The `ui` of a table that fills a card: the cells' padding, a little tighter on phones. */
 export const cardTableUi = { th: 'px-3 sm:px-4', td: 'px-3 py-3 sm:px-4' }
+
+/** The `ui` of a card whose list or table reaches its edges: no padding of its own. */
+export const flushCardUi = { container: 'p-0 sm:p-0 gap-y-0', wrapper: 'items-stretch' }
