@@ -87,6 +87,10 @@ export default defineNuxtConfig({
     build: {
       rollupOptions: {
         output: {
+          // Chunks of a few hundred bytes (a composable, a small component shared by some pages) are
+          // merged into a chunk loaded in like cases: a signed-in page fetched some forty files, each
+          // a request of its own on a phone's connection.
+          experimentalMinChunkSize: 4_000,
           // (the client's; Nuxt leaves the server's chunks alone)
           manualChunks(id) {
             // The UI kit's primitives that the sidebar's menus, tooltips and drawer use on every
