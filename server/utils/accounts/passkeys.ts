@@ -1,15 +1,20 @@
 import type { H3Event } from 'h3'
 import type { User } from '#auth-utils'
-import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON,
 } from '@simplewebauthn/server'
 import type { Queryable } from '../db/db-drivers'
 import { storeChallenge, takeChallenge, type ChallengeBinding, type ChallengePurpose } from './challenges'
 import { setting } from '../settings'
 
 const rpName = 'Team Workspace'
+
+// The WebAuthn library is loaded when a passkey is first used, not when the server starts: with its
+// ASN.1 and X.509 libraries it is some 5 MB of heap (a started server's heap grew from 19 MB to
+// 23 MB) that every process kept from its start, mostly one that only serves the public API, and
+// that the collector walks again at each full collection.
+let webAuthn: Promise<typeof import('@simplewebauthn/server')> | undefined
+const loadWebAuthn = () => webAuthn ??= import('@simplewebauthn/server')
 
 /** The relying party: the host of BASE_URL (else of the request) and the origin responses must come from. */
 export function relyingParty(event: H3Event): { rpId: string, origin: string } {
@@ -33,6 +38,7 @@ export async function registrationOptions(event: H3Event, db: Queryable, user: U
     `select credential_id, transports from public.auth_factors where user_id = $1 and type = 'passkey' and verified_at is not null`,
     [user.id],
   )
+  const { generateRegistrationOptions } = await loadWebAuthn()
   const options = await generateRegistrationOptions({
     rpName, rpID: relyingParty(event).rpId,
     userName: user.email, userDisplayName: user.name,
@@ -53,6 +59,7 @@ export async function verifyRegistration(event: H3Event, db: Queryable, userId: 
   const taken = await takeChallenge(db, response, 'register', { sessionId })
   if (!taken || taken.userId !== userId) return null
   const { rpId, origin } = relyingParty(event)
+  const { verifyRegistrationResponse } = await loadWebAuthn()
   try {
     const result = await verifyRegistrationResponse({
       response: response as RegistrationResponseJSON, expectedChallenge: taken.challenge,
@@ -77,6 +84,7 @@ export async function authenticationOptions(event: H3Event, db: Queryable, purpo
     )
     allowCredentials = rows.map(row => ({ id: row.credential_id, transports: row.transports }))
   }
+  const { generateAuthenticationOptions } = await loadWebAuthn()
   const options = await generateAuthenticationOptions({ rpID: relyingParty(event).rpId, userVerification: 'required', allowCredentials })
   await storeChallenge(db, options.challenge, purpose, binding, userId)
   return options
@@ -116,6 +124,7 @@ export async function verifyAssertion(event: H3Event, db: Queryable, response: u
   if (expected.factorId && expected.factorId !== passkey.id) return null
   const { rpId, origin } = relyingParty(event)
   const counter = Number(passkey.sign_count)
+  const { verifyAuthenticationResponse } = await loadWebAuthn()
   try {
     const result = await verifyAuthenticationResponse({
       response: response as AuthenticationResponseJSON, expectedChallenge: taken.challenge,
