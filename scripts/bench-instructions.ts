@@ -105,7 +105,7 @@ async function countRun(build: string, databaseUrl: string, key: string, writes:
  * reads); the differences, divided by `requests`, leave out the start, the warm-up and the exit.
  */
 async function measure(build: string): Promise<{ write: number, read: number }> {
-  const { databaseUrl, drop } = await benchDatabase(serverUrl)
+  const { databaseUrl, drop } = await benchDatabase(serverUrl, entryOf(build))
   try {
     const plain = await startApp(appEnv, { databaseUrl, entry: entryOf(build) })
     const key = await makeKey(plain.url)
