@@ -6,9 +6,9 @@ import { outputDir } from './app'
 
 /**
  * What a bench run starts from: a built app (`entry`, by default this build's: APP_BUILD_DIR is
- * honoured) and a fresh database on the
- * Postgres server at `serverUrl`, named `tws_bench_<random>`, which `drop()` drops at the end of the
- * run (unless BENCH_KEEP_DATABASE is set: then it says where the database is kept).
+ * honoured) and a fresh database on the Postgres server at `serverUrl`, named `tws_bench_<random>`,
+ * which `drop()` drops at the end of the run (unless BENCH_KEEP_DATABASE is set: then it says where
+ * the database is kept).
  */
 export async function benchDatabase(serverUrl: string, entry = resolve(outputDir, 'server/index.mjs')): Promise<{ name: string, databaseUrl: string, drop: () => Promise<void> }> {
   if (!existsSync(entry)) throw new Error(`No built app at ${entry}: run npm run build first (APP_BUILD_DIR is honoured).`)
