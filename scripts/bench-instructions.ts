@@ -15,13 +15,11 @@
 // Needs valgrind (`apt-get install valgrind`), built apps and a Postgres server (BENCH_DATABASE_URL,
 // else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres). Slow: the app runs
 // about fifty times slower under callgrind.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { benchDatabase } from './harness/bench-database'
-import { startApp, testSessionPassword } from './harness/app'
-import { freePort } from './harness/ports'
+import { startApp } from './harness/app'
 
 const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const builds = (process.env.BENCH_BUILDS ?? '.').split(',').map(build => build.trim()).filter(Boolean)
@@ -70,28 +68,17 @@ function instructionsOf(file: string): number {
 async function countRun(build: string, databaseUrl: string, key: string, writes: number, reads: number): Promise<number> {
   const folder = mkdtempSync(join(tmpdir(), 'bench-instructions-'))
   try {
-    const port = await freePort()
-    const url = `http://127.0.0.1:${port}`
     const out = join(folder, 'cg.out')
-    const child = spawn('valgrind', ['--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${out}`, process.execPath, entryOf(build)], {
-      env: { ...process.env, ...appEnv, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), NUXT_SESSION_PASSWORD: testSessionPassword, NUXT_SEED_DEMO: 'false', NUXT_BASE_URL: url, NUXT_DATABASE_URL: databaseUrl },
-      stdio: ['ignore', 'ignore', 'pipe'],
+    const app = await startApp(appEnv, {
+      databaseUrl,
+      entry: entryOf(build),
+      runUnder: { command: ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${out}`], startTimeoutMs: 10 * 60_000 },
     })
-    const errors: string[] = []
-    child.stderr!.on('data', chunk => errors.push(String(chunk)))
-    const exited = new Promise<void>(done => child.once('exit', () => done()))
-    const deadline = Date.now() + 10 * 60_000
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the app exited under valgrind:\n${errors.join('').slice(-3000)}`)
-      if (await fetch(`${url}/api/health`).then(r => r.ok, () => false)) break
-      if (Date.now() > deadline) throw new Error('the app did not start under valgrind within 10 minutes')
-      await new Promise(r => setTimeout(r, 500))
-    }
     const auth = { 'authorization': `Bearer ${key}`, 'content-type': 'application/json' }
-    await send(writes, i => fetch(`${url}/api/v1/tasks`, { method: 'POST', headers: auth, body: JSON.stringify({ title: `Task ${i}` }) }))
-    await send(reads, () => fetch(`${url}/api/v1/tasks?limit=50`, { headers: auth }))
-    child.kill('SIGTERM')
-    await exited
+    await send(writes, i => fetch(`${app.url}/api/v1/tasks`, { method: 'POST', headers: auth, body: JSON.stringify({ title: `Task ${i}` }) }))
+    await send(reads, () => fetch(`${app.url}/api/v1/tasks?limit=50`, { headers: auth }))
+    // SIGTERM, and the exit waited for: callgrind writes its counts as the process ends
+    await app.stop()
     return instructionsOf(out)
   }
   finally {

@@ -31,6 +31,8 @@ export interface StartOptions {
   databaseUrl?: string
   /** Flags for node before the app's entry (e.g. --cpu-prof, which NODE_OPTIONS may not carry). */
   nodeArgs?: string[]
+  /** A program that runs node, with its arguments (e.g. valgrind's callgrind), and how long it may take to start (60 s). */
+  runUnder?: { command: string[], startTimeoutMs?: number }
   /** Start on an empty database, which the app migrates itself (else a copy of the migrated template). */
   emptyDatabase?: boolean
   /** Another build's server entry (a benchmark comparing builds); default: this checkout's build. */
@@ -72,15 +74,16 @@ const serverEntry = resolve(outputDir, 'server/index.mjs')
 export const testSessionPassword = 'test-session-password-0123456789-abcdef'
 
 /**
- * Starts a node process (a server) and waits until `probe` answers below 500 (`ok`: with a 2xx);
- * it throws with the process's output (the lines it printed, also pushed onto `output`) when the
- * process exits first or is not up within 60 s.
+ * Starts a node process (a server; under `runUnder`'s program when given) and waits until `probe`
+ * answers below 500 (`ok`: with a 2xx); it throws with the process's output (the lines it printed,
+ * also pushed onto `output`) when the process exits first or is not up within `startTimeoutMs`.
  */
-export async function startProcess(args: string[], env: NodeJS.ProcessEnv, probe: string, { ok = false, output = [] as string[] } = {}): Promise<{ child: ChildProcess, output: string[] }> {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+export async function startProcess(args: string[], env: NodeJS.ProcessEnv, probe: string, { ok = false, output = [] as string[], runUnder = [] as string[], startTimeoutMs = 60_000 } = {}): Promise<{ child: ChildProcess, output: string[] }> {
+  const [command, ...commandArgs] = [...runUnder, process.execPath, ...args] as [string, ...string[]]
+  const child = spawn(command, commandArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] })
   child.stdout!.on('data', chunk => output.push(String(chunk)))
   child.stderr!.on('data', chunk => output.push(String(chunk)))
-  const deadline = Date.now() + 60_000
+  const deadline = Date.now() + startTimeoutMs
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`The process exited (${child.exitCode}):\n${output.join('')}`)
     try {
@@ -94,7 +97,7 @@ export async function startProcess(args: string[], env: NodeJS.ProcessEnv, probe
     await new Promise(r => setTimeout(r, 100))
   }
   child.kill('SIGKILL')
-  throw new Error(`The process did not start within 60 s:\n${output.join('')}`)
+  throw new Error(`The process did not start within ${startTimeoutMs / 1000} s:\n${output.join('')}`)
 }
 
 /**
@@ -145,7 +148,8 @@ export async function startApp(env: Record<string, string> = {}, options: StartO
       ...dbEnv,
       ...extraEnv,
     }
-    child = (await startProcess([...(options.nodeArgs ?? []), options.entry ?? serverEntry], env, `${url}/api/health`, { ok: true, output })).child
+    child = (await startProcess([...(options.nodeArgs ?? []), options.entry ?? serverEntry], env, `${url}/api/health`,
+      { ok: true, output, runUnder: options.runUnder?.command, startTimeoutMs: options.runUnder?.startTimeoutMs })).child
   }
   const kill = (signal: NodeJS.Signals = 'SIGTERM') => new Promise<void>((done) => {
     if (!child || child.exitCode !== null || child.signalCode !== null) return done()
