@@ -22,6 +22,11 @@ const dataTablesKey = (teamId: string | undefined) => `data-tables:${teamId}`
  */
 export function useLoadedDataTables(): ComputedRef<DataTable[]> {
   const { currentTeam } = useWorkspace()
-  const { data } = useNuxtData<DataTable[]>(dataTablesKey(currentTeam.value?.id))
-  return computed(() => data.value ?? [])
+  const nuxtApp = useNuxtApp()
+  // what useNuxtData reads, for the current team's key: a value that stays on screen through a
+  // team switch reads the new team's tables, not the ones its key named when it was made
+  return computed(() => {
+    const key = dataTablesKey(currentTeam.value?.id)
+    return (nuxtApp._asyncData[key]?.data.value ?? nuxtApp.payload.data[key] ?? []) as DataTable[]
+  })
 }
